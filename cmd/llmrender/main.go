@@ -1,0 +1,137 @@
+// Command llmrender renders the complete Kubernetes manifest set for an LLM
+// training, fine-tuning or inference workload from one values file.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitInvalid = 1 // invalid input or a failed check
+	exitUsage   = 2 // the command line itself is wrong
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+type command struct {
+	name    string
+	summary string
+	run     func(env *environment, args []string) error
+}
+
+// environment is what a command may touch: its streams and nothing global.
+type environment struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"render", "render the manifest set (the default command)", runRender},
+		{"validate", "check values against the schema and rules, render nothing", runValidate},
+		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
+		{"version", "print the version", runVersion},
+		{"help", "show help for a command", runHelp},
+	}
+}
+
+func main() {
+	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	os.Exit(run(env, os.Args[1:]))
+}
+
+// run dispatches a command line and maps errors to exit codes.
+func run(env *environment, args []string) int {
+	name := "render"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	} else if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+		name, args = "help", nil
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == name {
+			cmd = &c
+			break
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(env.stderr, "llmrender: unknown command %q\n\n", name)
+		printOverview(env.stderr)
+		return exitUsage
+	}
+	err := cmd.run(env, args)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.stderr, "llmrender %s: %s\nRun 'llmrender help %s' for usage.\n", cmd.name, ue.msg, cmd.name)
+		return exitUsage
+	default:
+		fmt.Fprintln(env.stderr, formatError(err))
+		return exitInvalid
+	}
+}
+
+func printOverview(w io.Writer) {
+	fmt.Fprintln(w, "Usage: llmrender [command] [flags]")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nWith no command, llmrender renders the built-in chart's default example.")
+	fmt.Fprintln(w, "Run 'llmrender help COMMAND' for a command's flags.")
+}
+
+func runHelp(env *environment, args []string) error {
+	if len(args) == 0 {
+		printOverview(env.stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] && c.name != "help" {
+			return c.run(env, []string{"--help"})
+		}
+	}
+	return usagef("no help for unknown command %q", args[0])
+}
+
+// newFlagSet makes a flag set whose usage goes to stdout when asked for with
+// --help, and whose parse errors are usage errors.
+func newFlagSet(env *environment, name, synopsis string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, "Usage: llmrender %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+	}
+	return fs
+}
+
+// parseFlags parses and turns pflag's errors into usage errors.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			fs.Usage()
+			return err
+		}
+		return usagef("%v", err)
+	}
+	return nil
+}

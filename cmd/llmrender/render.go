@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+
+	"github.com/spf13/pflag"
+
+	"github.com/llmrender/llmrender/output"
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/values"
+)
+
+// DefaultReleaseName names the objects when --name is not given.
+const DefaultReleaseName = "llm"
+
+// valueFlags are the flags shared by every command that reads values.
+type valueFlags struct {
+	sources  values.Sources
+	chartDir string
+	options  renderer.Options
+}
+
+func (v *valueFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVarP(&v.sources.Files, "values", "f", nil, "values file (repeatable, later wins; - reads stdin)")
+	fs.StringArrayVar(&v.sources.Set, "set", nil, "set a value: a.b[0].c=1,d=x (repeatable)")
+	fs.StringArrayVar(&v.sources.SetString, "set-string", nil, "set a value, always as a string (repeatable)")
+	fs.StringArrayVar(&v.sources.SetJSON, "set-json", nil, "set a value from JSON: a={\"b\":1} (repeatable)")
+	fs.StringArrayVar(&v.sources.SetFile, "set-file", nil, "set a value to a file's contents: key=path (repeatable)")
+	fs.StringVar(&v.chartDir, "chart", "", "chart directory (default: the built-in chart)")
+	fs.StringVar(&v.options.ReleaseName, "name", DefaultReleaseName, "release name, used to name the objects")
+	fs.StringVarP(&v.options.Namespace, "namespace", "n", "default", ".Release.Namespace")
+	fs.StringVar(&v.options.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
+	fs.StringArrayVarP(&v.options.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
+	fs.BoolVar(&v.options.Strict, "strict", false, "fail on a template's reference to a missing value")
+}
+
+func (v *valueFlags) check() error {
+	if _, err := renderer.ParseKubeVersion(v.options.KubeVersion); err != nil {
+		return usagef("--kube-version: %v", err)
+	}
+	if v.options.ReleaseName == "" {
+		return usagef("--name must not be empty")
+	}
+	return nil
+}
+
+func (v *valueFlags) request(env *environment) (pipeline.Request, error) {
+	c, err := pipeline.LoadChart(v.chartDir)
+	if err != nil {
+		return pipeline.Request{}, err
+	}
+	return pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options}, nil
+}
+
+func runRender(env *environment, args []string) error {
+	fs := newFlagSet(env, "render", "render [-f values.yaml]... [--set k=v]... [--output-dir DIR]")
+	var vf valueFlags
+	vf.register(fs)
+	outDir := fs.String("output-dir", "", "write one file per object into DIR (replaced atomically) instead of stdout")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
+	}
+	if err := vf.check(); err != nil {
+		return err
+	}
+	req, err := vf.request(env)
+	if err != nil {
+		return err
+	}
+	res, err := pipeline.Render(req)
+	if err != nil {
+		return err
+	}
+	if *outDir != "" {
+		return output.WriteDir(*outDir, res.Objects)
+	}
+	// Encode everything before writing anything, so a failure never leaves
+	// half a stream on stdout.
+	var buf bytes.Buffer
+	if err := renderer.WriteStream(&buf, res.Objects); err != nil {
+		return err
+	}
+	_, err = env.stdout.Write(buf.Bytes())
+	return err
+}
+
+func runValidate(env *environment, args []string) error {
+	fs := newFlagSet(env, "validate", "validate [-f values.yaml]... [--set k=v]...")
+	var vf valueFlags
+	vf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
+	}
+	if err := vf.check(); err != nil {
+		return err
+	}
+	req, err := vf.request(env)
+	if err != nil {
+		return err
+	}
+	// Rendering is part of validation: the chart's own checks (required,
+	// fail) and the manifest checks run there.
+	if _, err := pipeline.Render(req); err != nil {
+		return err
+	}
+	_, err = env.stdout.Write([]byte("ok\n"))
+	return err
+}

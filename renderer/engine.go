@@ -1,0 +1,229 @@
+package renderer
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"text/template"
+)
+
+// Options are the per-render inputs that Helm takes from flags.
+type Options struct {
+	ReleaseName string   // .Release.Name; "release-name" when empty, as helm template
+	Namespace   string   // .Release.Namespace; "default" when empty
+	KubeVersion string   // .Capabilities.KubeVersion; DefaultKubeVersion when empty
+	APIVersions []string // added to .Capabilities.APIVersions
+	IsUpgrade   bool     // .Release.IsUpgrade (and IsInstall is its opposite)
+	Strict      bool     // a missing map key is an error instead of ""
+}
+
+// Rendered is the text one template produced.
+type Rendered struct {
+	Name string // e.g. "llm/templates/job.yaml"
+	Text string
+}
+
+// Limits that keep a hostile or broken chart from running away.
+const (
+	MaxIncludeDepth = 1000     // nested includes of one template, as Helm
+	MaxOutputBytes  = 64 << 20 // everything one render writes
+)
+
+var (
+	baseFuncsOnce sync.Once
+	baseFuncMap   template.FuncMap
+)
+
+func sharedBaseFuncs() template.FuncMap {
+	baseFuncsOnce.Do(func() { baseFuncMap = baseFuncs() })
+	return baseFuncMap
+}
+
+// Execute runs every template of the chart with vals as .Values and returns
+// the output of each non-partial template, sorted by name.
+func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("rendering failed: %v", r)
+		}
+	}()
+	caps, err := newCapabilities(opts.KubeVersion, opts.APIVersions)
+	if err != nil {
+		return nil, err
+	}
+	top := map[string]any{
+		"Values":  vals,
+		"Release": release(opts),
+		"Chart": struct {
+			Metadata
+			IsRoot bool
+		}{c.Metadata, true},
+		"Capabilities": caps,
+		"Files":        newFiles(c.Files),
+		"Subcharts":    map[string]any{},
+	}
+
+	budget := &outputBudget{left: MaxOutputBytes}
+	t := template.New("gotpl")
+	missing := "missingkey=zero"
+	if opts.Strict {
+		missing = "missingkey=error"
+	}
+	t.Option(missing)
+	t.Funcs(sharedBaseFuncs())
+	bindFuncs(t, map[string]int{}, opts.Strict, budget)
+
+	names := make([]string, 0, len(c.Templates))
+	byName := map[string]string{}
+	for _, f := range c.Templates {
+		name := path.Join(c.Metadata.Name, f.Name)
+		names = append(names, name)
+		byName[name] = string(f.Data)
+	}
+	// Helm parses the deepest paths first and, at equal depth, in reverse
+	// lexical order; the last definition of a duplicate `define` wins.
+	sort.Slice(names, func(i, j int) bool {
+		di, dj := strings.Count(names[i], "/"), strings.Count(names[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return names[i] > names[j]
+	})
+	for _, name := range names {
+		if _, err := t.New(name).Parse(byName[name]); err != nil {
+			return nil, cleanParseError(err)
+		}
+	}
+	sort.Strings(names)
+	basePath := path.Join(c.Metadata.Name, "templates")
+	for _, name := range names {
+		if strings.HasPrefix(path.Base(name), "_") {
+			continue // partials are parsed for their defines, never rendered
+		}
+		top["Template"] = map[string]any{"Name": name, "BasePath": basePath}
+		var buf strings.Builder
+		if err := t.ExecuteTemplate(budget.wrap(&buf), name, top); err != nil {
+			return nil, cleanExecError(err)
+		}
+		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
+	}
+	return out, nil
+}
+
+func release(opts Options) map[string]any {
+	name, ns := opts.ReleaseName, opts.Namespace
+	if name == "" {
+		name = "release-name"
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	return map[string]any{
+		"Name":      name,
+		"Namespace": ns,
+		"IsUpgrade": opts.IsUpgrade,
+		"IsInstall": !opts.IsUpgrade,
+		"Revision":  1,
+		"Service":   "Helm", // what charts' managed-by labels expect
+	}
+}
+
+// bindFuncs binds the functions that need the template set or per-render
+// state: include, tpl, required and fail.
+func bindFuncs(t *template.Template, included map[string]int, strict bool, budget *outputBudget) {
+	t.Funcs(template.FuncMap{
+		"include": func(name string, data any) (string, error) {
+			if included[name] >= MaxIncludeDepth {
+				return "", fmt.Errorf("include %q is nested more than %d times (does it include itself?)", name, MaxIncludeDepth)
+			}
+			included[name]++
+			defer func() { included[name]-- }()
+			var buf strings.Builder
+			err := t.ExecuteTemplate(budget.wrap(&buf), name, data)
+			return buf.String(), err
+		},
+		"tpl": func(text string, data any) (string, error) {
+			clone, err := t.Clone()
+			if err != nil {
+				return "", err
+			}
+			bindFuncs(clone, included, strict, budget)
+			clone, err = clone.New(t.Name()).Parse(text)
+			if err != nil {
+				return "", fmt.Errorf("cannot parse template %q: %v", text, err)
+			}
+			var buf strings.Builder
+			if err := clone.Execute(budget.wrap(&buf), data); err != nil {
+				return "", fmt.Errorf("error during tpl function execution for %q: %v", text, err)
+			}
+			return strings.ReplaceAll(buf.String(), "<no value>", ""), nil
+		},
+		"required": func(msg string, v any) (any, error) {
+			if v == nil {
+				return v, &chartError{msg}
+			}
+			if s, ok := v.(string); ok && s == "" {
+				return v, &chartError{msg}
+			}
+			return v, nil
+		},
+		"fail": func(msg string) (string, error) { return "", &chartError{msg} },
+	})
+}
+
+// chartError is a message the chart itself raised with required or fail.
+type chartError struct{ msg string }
+
+func (e *chartError) Error() string { return e.msg }
+
+// outputBudget caps the bytes all templates of one render may write.
+type outputBudget struct{ left int }
+
+type budgetWriter struct {
+	b *outputBudget
+	w *strings.Builder
+}
+
+func (b *outputBudget) wrap(w *strings.Builder) budgetWriter { return budgetWriter{b, w} }
+
+func (w budgetWriter) Write(p []byte) (int, error) {
+	w.b.left -= len(p)
+	if w.b.left < 0 {
+		return 0, fmt.Errorf("output is larger than the %d MiB limit", MaxOutputBytes>>20)
+	}
+	return w.w.Write(p)
+}
+
+var (
+	execErrRE  = regexp.MustCompile(`template: ([^:\s]+:\d+:\d+): executing "[^"]*" at (<[^>]*>): `)
+	callErrRE  = regexp.MustCompile(`^error calling \w+: `)
+	parseErrRE = regexp.MustCompile(`(?s)^template: ([^:]+:\d+(?::\d+)?): (.*)$`)
+)
+
+// cleanExecError turns text/template's error into "file:line:col: message".
+// Through include and tpl the error nests; the innermost location is the one
+// to fix, and for required and fail only the chart's own message is kept.
+func cleanExecError(err error) error {
+	text := err.Error()
+	all := execErrRE.FindAllStringSubmatchIndex(text, -1)
+	if all == nil {
+		return err
+	}
+	last := all[len(all)-1]
+	where, action := text[last[2]:last[3]], text[last[4]:last[5]]
+	var ce *chartError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%s: %s", where, ce.msg)
+	}
+	return fmt.Errorf("%s: %s: %s", where, action, callErrRE.ReplaceAllString(text[last[1]:], ""))
+}
+func cleanParseError(err error) error {
+	if m := parseErrRE.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s: parse error: %s", m[1], m[2])
+	}
+	return err
+}

@@ -1,0 +1,210 @@
+package renderer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/Masterminds/sprig/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// NonDeterministic lists the sprig functions that would make two renders of
+// the same input differ (clock, randomness, random salts and IVs). Calling one
+// is an error that names the function; the chart must take such values from
+// its inputs instead.
+var NonDeterministic = map[string]string{
+	"now":                      "reads the clock",
+	"ago":                      "reads the clock",
+	"randAlpha":                "is random",
+	"randAlphaNum":             "is random",
+	"randAscii":                "is random",
+	"randNumeric":              "is random",
+	"randBytes":                "is random",
+	"randInt":                  "is random",
+	"uuidv4":                   "is random",
+	"shuffle":                  "is random",
+	"genPrivateKey":            "generates a random key",
+	"genCA":                    "generates a random key",
+	"genCAWithKey":             "generates a random certificate serial",
+	"genSelfSignedCert":        "generates a random key",
+	"genSelfSignedCertWithKey": "generates a random certificate serial",
+	"genSignedCert":            "generates a random key",
+	"genSignedCertWithKey":     "generates a random certificate serial",
+	"bcrypt":                   "uses a random salt",
+	"htpasswd":                 "uses a random salt",
+	"encryptAES":               "uses a random IV",
+}
+
+// baseFuncs is Helm's function map minus the functions that are bound per
+// render (include, tpl, required, fail). It is built once per process, on
+// first use.
+func baseFuncs() template.FuncMap {
+	f := sprig.TxtFuncMap()
+	// Hermetic: nothing from the environment or network reaches a template.
+	delete(f, "env")
+	delete(f, "expandenv")
+	f["getHostByName"] = func(string) string { return "" } // as Helm without --enable-dns
+
+	for name, why := range NonDeterministic {
+		f[name] = forbidden(name, why)
+	}
+	// Map iteration order is random in Go; these return lists built from maps,
+	// so sort them to keep output stable.
+	f["keys"] = sortedKeys
+	f["values"] = valuesByKey
+	// Time functions use UTC instead of the machine's local zone.
+	f["date"] = func(format string, d any) string { return formatDate(format, d) }
+	f["htmlDate"] = func(d any) string { return formatDate("2006-01-02", d) }
+	f["toDate"] = func(layout, s string) time.Time { t, _ := time.ParseInLocation(layout, s, time.UTC); return t }
+	f["mustToDate"] = func(layout, s string) (time.Time, error) { return time.ParseInLocation(layout, s, time.UTC) }
+
+	extras := template.FuncMap{
+		"toToml":        toTOML,
+		"fromToml":      fromTOML,
+		"toYaml":        toYAML,
+		"toYamlPretty":  toYAMLPretty,
+		"fromYaml":      fromYAML,
+		"fromYamlArray": fromYAMLArray,
+		"toJson":        toJSON,
+		"fromJson":      fromJSON,
+		"fromJsonArray": fromJSONArray,
+		// No cluster is ever contacted: lookup finds nothing, as in helm template.
+		"lookup": func(string, string, string, string) (map[string]any, error) { return map[string]any{}, nil },
+		// Placeholders so templates parse; bound per render in engine.go.
+		"include":  func(string, any) (string, error) { return "", nil },
+		"tpl":      func(string, any) (string, error) { return "", nil },
+		"required": func(string, any) (any, error) { return nil, nil },
+		"fail":     func(string) (string, error) { return "", nil },
+	}
+	for name, fn := range extras {
+		f[name] = fn
+	}
+	return f
+}
+
+func forbidden(name, why string) func(...any) (string, error) {
+	return func(...any) (string, error) {
+		return "", fmt.Errorf("%s %s, so two renders of the same input would differ; pass the value in from values instead", name, why)
+	}
+}
+
+func sortedKeys(dicts ...map[string]any) []string {
+	var out []string
+	for _, d := range dicts {
+		for k := range d {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func valuesByKey(dict map[string]any) []any {
+	keys := sortedKeys(dict)
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = dict[k]
+	}
+	return out
+}
+
+func formatDate(format string, d any) string {
+	var t time.Time
+	switch x := d.(type) {
+	case time.Time:
+		t = x
+	case *time.Time:
+		t = *x
+	case int64:
+		t = time.Unix(x, 0)
+	case int:
+		t = time.Unix(int64(x), 0)
+	case int32:
+		t = time.Unix(int64(x), 0)
+	default:
+		return ""
+	}
+	return t.UTC().Format(format)
+}
+
+// The YAML, JSON and TOML helpers behave exactly as Helm's: errors are
+// swallowed (to "" or an "Error" key), as templates expect.
+
+func toYAML(v any) string {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(data), "\n")
+}
+
+func toYAMLPretty(v any) string {
+	var buf bytes.Buffer
+	enc := newYAMLEncoder(&buf, false)
+	if err := enc.Encode(v); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+func fromYAML(s string) map[string]any {
+	m := map[string]any{}
+	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
+		m["Error"] = err.Error()
+	}
+	return m
+}
+
+func fromYAMLArray(s string) []any {
+	a := []any{}
+	if err := yaml.Unmarshal([]byte(s), &a); err != nil {
+		a = []any{err.Error()}
+	}
+	return a
+}
+
+func toTOML(v any) string {
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(v); err != nil {
+		return err.Error()
+	}
+	return buf.String()
+}
+
+func fromTOML(s string) map[string]any {
+	m := map[string]any{}
+	if err := toml.Unmarshal([]byte(s), &m); err != nil {
+		m["Error"] = err.Error()
+	}
+	return m
+}
+
+func toJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+func fromJSON(s string) map[string]any {
+	m := map[string]any{}
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		m["Error"] = err.Error()
+	}
+	return m
+}
+
+func fromJSONArray(s string) []any {
+	a := []any{}
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		a = []any{err.Error()}
+	}
+	return a
+}

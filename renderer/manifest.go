@@ -1,0 +1,353 @@
+package renderer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Object is one Kubernetes object of the output, in canonical form.
+type Object struct {
+	Source     string // the template that produced it
+	APIVersion string
+	Kind       string
+	Namespace  string
+	Name       string
+	Node       *yaml.Node // a mapping node
+}
+
+// ID names the object the way kubectl does: kind/name, with the namespace.
+func (o *Object) ID() string {
+	id := o.Kind + "/" + o.Name
+	if o.Namespace != "" {
+		id = o.Namespace + "/" + id
+	}
+	return id
+}
+
+// ManifestError is a rendered document that is not a valid object.
+type ManifestError struct {
+	Template string
+	Line     int // line of the template's output where the document starts
+	Msg      string
+}
+
+func (e *ManifestError) Error() string {
+	return fmt.Sprintf("%s: rendered output line %d: %s", e.Template, e.Line, e.Msg)
+}
+
+// installOrder is Helm's: the order in which kinds must be applied.
+var installOrder = func() map[string]int {
+	kinds := []string{
+		"PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange",
+		"PodSecurityPolicy", "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList",
+		"ConfigMap", "StorageClass", "PersistentVolume", "PersistentVolumeClaim",
+		"CustomResourceDefinition", "ClusterRole", "ClusterRoleList", "ClusterRoleBinding",
+		"ClusterRoleBindingList", "Role", "RoleList", "RoleBinding", "RoleBindingList",
+		"Service", "DaemonSet", "Pod", "ReplicationController", "ReplicaSet", "Deployment",
+		"HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress",
+		"APIService",
+	}
+	m := make(map[string]int, len(kinds))
+	for i, k := range kinds {
+		m[k] = i
+	}
+	return m
+}()
+
+// Manifests splits rendered templates into documents, drops empty ones,
+// checks and canonicalises each object and sorts them in install order.
+func Manifests(rendered []Rendered) ([]*Object, error) {
+	var objs []*Object
+	seen := map[string]string{}
+	for _, r := range rendered {
+		for _, doc := range splitDocuments(r.Text) {
+			obj, err := parseObject(r.Name, doc)
+			if err != nil {
+				return nil, err
+			}
+			if obj == nil {
+				continue
+			}
+			key := obj.APIVersion + " " + obj.ID()
+			if first, dup := seen[key]; dup {
+				return nil, &ManifestError{Template: r.Name, Line: doc.line,
+					Msg: fmt.Sprintf("%s %s is rendered twice (also by %s)", obj.APIVersion, obj.ID(), first)}
+			}
+			seen[key] = r.Name
+			objs = append(objs, obj)
+		}
+	}
+	SortObjects(objs)
+	return objs, nil
+}
+
+// SortObjects orders objects by Helm's install order, unknown kinds last by
+// kind name, then by namespace and name, so output never depends on which
+// template produced what.
+func SortObjects(objs []*Object) {
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		ra, aok := installOrder[a.Kind]
+		rb, bok := installOrder[b.Kind]
+		switch {
+		case aok && bok && ra != rb:
+			return ra < rb
+		case aok != bok:
+			return aok
+		case a.Kind != b.Kind:
+			return a.Kind < b.Kind
+		case a.Namespace != b.Namespace:
+			return a.Namespace < b.Namespace
+		case a.Name != b.Name:
+			return a.Name < b.Name
+		case a.APIVersion != b.APIVersion:
+			return a.APIVersion < b.APIVersion
+		}
+		return a.Source < b.Source
+	})
+}
+
+type document struct {
+	text string
+	line int // 1-based line of the template output where it starts
+}
+
+// splitDocuments cuts at lines that are a YAML document marker ("---",
+// optionally followed by a space and a comment).
+func splitDocuments(text string) []document {
+	var docs []document
+	var cur strings.Builder
+	start := 1
+	lines := strings.SplitAfter(text, "\n")
+	for i, line := range lines {
+		trimmed := strings.TrimRight(line, "\r\n")
+		if trimmed == "---" || strings.HasPrefix(trimmed, "--- ") || strings.HasPrefix(trimmed, "---\t") {
+			docs = append(docs, document{cur.String(), start})
+			cur.Reset()
+			start = i + 2
+			continue
+		}
+		cur.WriteString(line)
+	}
+	return append(docs, document{cur.String(), start})
+}
+
+// MaxNodesPerObject bounds one object after aliases are expanded.
+const MaxNodesPerObject = 200_000
+
+func parseObject(source string, doc document) (*Object, error) {
+	fail := func(line int, format string, args ...any) error {
+		return &ManifestError{Template: source, Line: doc.line + line - 1, Msg: fmt.Sprintf(format, args...)}
+	}
+	if strings.TrimSpace(doc.text) == "" {
+		return nil, nil
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(doc.text))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil // only comments
+		}
+		line, msg := yamlErrorLine(err)
+		return nil, fail(line, "not valid YAML: %s", msg)
+	}
+	if len(root.Content) == 0 {
+		return nil, nil
+	}
+	n := root.Content[0]
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fail(n.Line, "a manifest must be a map with apiVersion, kind and metadata; found %s", nodeKind(n))
+	}
+	budget := MaxNodesPerObject
+	canon, err := canonical(n, &budget)
+	if err != nil {
+		return nil, fail(n.Line, "%v", err)
+	}
+	obj := &Object{Source: source, Node: canon}
+	obj.APIVersion = scalarAt(canon, "apiVersion")
+	obj.Kind = scalarAt(canon, "kind")
+	if meta := mapAt(canon, "metadata"); meta != nil {
+		obj.Name = scalarAt(meta, "name")
+		obj.Namespace = scalarAt(meta, "namespace")
+	}
+	switch {
+	case obj.APIVersion == "":
+		return nil, fail(n.Line, "object has no apiVersion")
+	case obj.Kind == "":
+		return nil, fail(n.Line, "object (apiVersion %s) has no kind", obj.APIVersion)
+	case obj.Name == "":
+		return nil, fail(n.Line, "%s object has no metadata.name", obj.Kind)
+	}
+	return obj, nil
+}
+
+func yamlErrorLine(err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
+		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+		return line, msg
+	}
+	return 1, msg
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("the text %q", truncate(n.Value, 40))
+	}
+	return "something else"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// canonical returns a copy of n with aliases expanded, comments dropped,
+// block style everywhere, scalars normalised (decimal integers, true/false,
+// null) and strings quoted exactly when YAML would otherwise retype them.
+// Duplicate keys are an error.
+func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
+	*budget--
+	if *budget < 0 {
+		return nil, fmt.Errorf("object expands to more than %d YAML nodes (nested aliases?)", MaxNodesPerObject)
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, fmt.Errorf("line %d: unknown alias *%s", n.Line, n.Value)
+		}
+		return canonical(n.Alias, budget)
+	case yaml.ScalarNode:
+		return canonicalScalar(n)
+	case yaml.MappingNode, yaml.SequenceNode:
+		out := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Line: n.Line, Column: n.Column}
+		if n.Tag == "!!map" || n.Tag == "!!seq" {
+			out.Tag = ""
+		}
+		keys := map[string]int{}
+		for i, c := range n.Content {
+			if n.Kind == yaml.MappingNode && i%2 == 0 {
+				if c.Kind == yaml.ScalarNode && c.Tag == "!!merge" {
+					return nil, fmt.Errorf("line %d: YAML merge keys (<<) are not allowed in manifests; Kubernetes does not expand them", c.Line)
+				}
+				if first, dup := keys[c.Value]; dup && c.Kind == yaml.ScalarNode {
+					return nil, fmt.Errorf("line %d: duplicate key %q (first at line %d)", c.Line, c.Value, first)
+				}
+				keys[c.Value] = c.Line
+			}
+			cc, err := canonical(c, budget)
+			if err != nil {
+				return nil, err
+			}
+			out.Content = append(out.Content, cc)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
+}
+
+func canonicalScalar(n *yaml.Node) (*yaml.Node, error) {
+	out := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column}
+	switch n.Tag {
+	case "!!str":
+		var tmp yaml.Node
+		if err := tmp.Encode(n.Value); err != nil {
+			return nil, err
+		}
+		out.Style, out.Tag = tmp.Style, tmp.Tag
+	case "!!int":
+		var v int64
+		if err := n.Decode(&v); err != nil {
+			return nil, fmt.Errorf("line %d: integer %s does not fit in 64 bits", n.Line, n.Value)
+		}
+		out.Value = strconv.FormatInt(v, 10)
+	case "!!bool":
+		var v bool
+		if err := n.Decode(&v); err != nil {
+			return nil, err
+		}
+		out.Value = strconv.FormatBool(v)
+	case "!!null":
+		out.Value = "null"
+	}
+	return out, nil
+}
+
+func scalarAt(m *yaml.Node, key string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			if v := m.Content[i+1]; v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+				return v.Value
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+func mapAt(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.MappingNode {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func newYAMLEncoder(w io.Writer, compact bool) *yaml.Encoder {
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if compact {
+		enc.CompactSeqIndent()
+	}
+	return enc
+}
+
+// EncodeObject writes one object as canonical YAML: two-space indentation,
+// list items at their parent's indentation (as kubectl and kustomize print),
+// no trailing spaces.
+func EncodeObject(o *Object) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := newYAMLEncoder(&buf, true)
+	if err := enc.Encode(o.Node); err != nil {
+		return nil, fmt.Errorf("%s: %s: cannot encode: %v", o.Source, o.ID(), err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteStream writes objects as one multi-document stream, each preceded by
+// "---" and a "# Source:" comment naming its template, as helm template does.
+func WriteStream(w io.Writer, objs []*Object) error {
+	var buf bytes.Buffer
+	for _, o := range objs {
+		data, err := EncodeObject(o)
+		if err != nil {
+			return err
+		}
+		buf.WriteString("---\n# Source: ")
+		buf.WriteString(o.Source)
+		buf.WriteByte('\n')
+		buf.Write(data)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}

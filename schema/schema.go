@@ -1,0 +1,262 @@
+// Package schema validates a values tree against a chart's values.schema.json
+// (JSON Schema draft 2020-12) and reports every violation at the file, line
+// and column the offending value came from.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/llmrender/llmrender/values"
+)
+
+// ResourceURL is the absolute URL the schema is compiled under, so that no
+// message ever contains a local path.
+const ResourceURL = "https://llmrender.dev/schemas/values.schema.json"
+
+// Schema is a compiled values schema.
+type Schema struct {
+	compiled *jsonschema.Schema
+	raw      any // the decoded schema document, to explain errors
+}
+
+// Compile compiles a values.schema.json document.
+func Compile(data []byte) (*Schema, error) {
+	var raw any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("values.schema.json: not valid JSON: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	if err := c.AddResource(ResourceURL, bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("values.schema.json: %v", err)
+	}
+	compiled, err := c.Compile(ResourceURL)
+	if err != nil {
+		return nil, fmt.Errorf("values.schema.json: %v", err)
+	}
+	return &Schema{compiled: compiled, raw: raw}, nil
+}
+
+// Violation is one way the values break the schema.
+type Violation struct {
+	Where   values.Location // where the offending value (or key) was written
+	Known   bool            // false when no source position is known
+	Pointer string          // JSON pointer into the merged values
+	Message string
+}
+
+func (v Violation) Error() string {
+	ptr := v.Pointer
+	if ptr == "" {
+		ptr = "/"
+	}
+	if !v.Known {
+		return fmt.Sprintf("%s: %s", ptr, v.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", v.Where, ptr, v.Message)
+}
+
+// Violations is every violation of one validation, sorted by where it was
+// written.
+type Violations []Violation
+
+func (vs Violations) Error() string {
+	lines := make([]string, len(vs))
+	for i, v := range vs {
+		lines[i] = v.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Validate checks vals and returns all violations (nil when valid). pos maps
+// pointers back to where each value was written.
+func (s *Schema) Validate(vals map[string]any, pos *values.Positions) Violations {
+	err := s.compiled.Validate(vals)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return Violations{{Message: err.Error()}}
+	}
+	var out Violations
+	seen := map[string]bool{}
+	for _, leaf := range leaves(ve) {
+		for _, v := range s.explain(leaf, vals, pos) {
+			key := v.Pointer + "\x00" + v.Message
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, v)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Where.File != b.Where.File {
+			return a.Where.File < b.Where.File
+		}
+		if a.Where.Line != b.Where.Line {
+			return a.Where.Line < b.Where.Line
+		}
+		if a.Where.Column != b.Where.Column {
+			return a.Where.Column < b.Where.Column
+		}
+		return a.Pointer < b.Pointer
+	})
+	return out
+}
+
+func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return []*jsonschema.ValidationError{ve}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+// explain turns one library error into violations a person can act on.
+func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos *values.Positions) Violations {
+	keyword := e.AbsoluteKeywordLocation[strings.LastIndexByte(e.AbsoluteKeywordLocation, '/')+1:]
+	at := func(ptr string, key bool) Violation {
+		v := Violation{Pointer: ptr}
+		if key {
+			v.Where, v.Known = pos.LookupKey(ptr)
+		} else {
+			v.Where, v.Known = pos.Lookup(ptr)
+		}
+		return v
+	}
+	switch keyword {
+	case "additionalProperties", "unevaluatedProperties":
+		// One violation per unknown key, at the key, with a suggestion.
+		parent := s.schemaAt(strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword))
+		known := propertyNames(parent)
+		obj, _ := lookup(vals, e.InstanceLocation).(map[string]any)
+		var out Violations
+		for _, k := range unknownKeys(obj, parent) {
+			v := at(e.InstanceLocation+"/"+values.EscapePointer(k), true)
+			v.Message = fmt.Sprintf("unknown key %q", k)
+			if hint := Suggest(k, known); hint != "" {
+				v.Message += fmt.Sprintf("; did you mean %q?", hint)
+			} else if len(known) > 0 {
+				v.Message += "; known keys: " + strings.Join(known, ", ")
+			}
+			out = append(out, v)
+		}
+		if len(out) > 0 {
+			return out
+		}
+	case "enum":
+		v := at(e.InstanceLocation, false)
+		v.Message = e.Message
+		options := enumStrings(s.schemaAt(e.AbsoluteKeywordLocation))
+		if str, ok := lookup(vals, e.InstanceLocation).(string); ok {
+			if hint := Suggest(str, options); hint != "" {
+				v.Message = fmt.Sprintf("%q is not one of %s; did you mean %q?", str, strings.Join(options, ", "), hint)
+			}
+		}
+		return Violations{v}
+	case "required":
+		v := at(e.InstanceLocation, false)
+		v.Message = e.Message
+		return Violations{v}
+	}
+	v := at(e.InstanceLocation, false)
+	v.Message = e.Message
+	return Violations{v}
+}
+
+// schemaAt resolves an absolute keyword location inside this schema document.
+func (s *Schema) schemaAt(absolute string) any {
+	_, frag, ok := strings.Cut(absolute, "#")
+	if !ok {
+		return s.raw
+	}
+	return lookup(s.raw, frag)
+}
+
+func propertyNames(schema any) []string {
+	m, _ := schema.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// unknownKeys lists obj's keys that neither properties nor patternProperties
+// of schema allow, sorted.
+func unknownKeys(obj map[string]any, schema any) []string {
+	m, _ := schema.(map[string]any)
+	props, _ := m["properties"].(map[string]any)
+	patterns, _ := m["patternProperties"].(map[string]any)
+	var out []string
+	for k := range obj {
+		if _, ok := props[k]; ok {
+			continue
+		}
+		matched := false
+		for p := range patterns {
+			if re, err := regexp.Compile(p); err == nil && re.MatchString(k) {
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func enumStrings(schema any) []string {
+	list, _ := schema.([]any)
+	var out []string
+	for _, e := range list {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// lookup resolves a JSON pointer in a decoded JSON or values tree.
+func lookup(doc any, pointer string) any {
+	if pointer == "" || pointer == "/" {
+		return doc
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch x := doc.(type) {
+		case map[string]any:
+			doc = x[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			doc = x[i]
+		default:
+			return nil
+		}
+	}
+	return doc
+}

@@ -1,0 +1,99 @@
+// Package values reads Helm-style values: YAML files with the position of every
+// value remembered, --set style flags, and the merge order Helm uses. It knows
+// nothing about charts or templates.
+package values
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Location says where a value came from: a line and column in a file, or a
+// command-line flag.
+type Location struct {
+	File   string // file name as the user gave it ("-" is stdin)
+	Line   int    // 1-based; 0 when the value came from a flag
+	Column int    // 1-based
+	Flag   string // e.g. "--set replicas=2"; empty for files
+}
+
+func (l Location) String() string {
+	switch {
+	case l.Flag != "":
+		return l.Flag
+	case l.Line > 0:
+		return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Column)
+	default:
+		return l.File
+	}
+}
+
+// Positions maps a JSON pointer ("/a/b/0") to where the value at that pointer
+// was written. Keys holds where a map key was written, for errors about the key
+// itself (unknown or misspelt keys).
+type Positions struct {
+	Values map[string]Location
+	Keys   map[string]Location
+}
+
+// NewPositions returns empty positions.
+func NewPositions() *Positions {
+	return &Positions{Values: map[string]Location{}, Keys: map[string]Location{}}
+}
+
+// Overlay records every position of other over p: a later source wins.
+func (p *Positions) Overlay(other *Positions) {
+	for k, v := range other.Values {
+		p.Values[k] = v
+	}
+	for k, v := range other.Keys {
+		p.Keys[k] = v
+	}
+}
+
+// Lookup finds where the value at pointer came from. If the exact pointer was
+// never recorded (a value filled in by a default, say) it walks up to the
+// nearest recorded ancestor. ok is false when nothing on the path is known.
+func (p *Positions) Lookup(pointer string) (Location, bool) {
+	for ptr := pointer; ; {
+		if loc, ok := p.Values[ptr]; ok {
+			return loc, true
+		}
+		if ptr == "" {
+			return Location{}, false
+		}
+		ptr = ptr[:strings.LastIndexByte(ptr, '/')]
+	}
+}
+
+// LookupKey finds where the key that names pointer was written, falling back
+// to the value position.
+func (p *Positions) LookupKey(pointer string) (Location, bool) {
+	if loc, ok := p.Keys[pointer]; ok {
+		return loc, true
+	}
+	return p.Lookup(pointer)
+}
+
+// Pointer builds a JSON pointer (RFC 6901) from path segments.
+func Pointer(segments ...string) string {
+	var b strings.Builder
+	for _, s := range segments {
+		b.WriteByte('/')
+		b.WriteString(EscapePointer(s))
+	}
+	return b.String()
+}
+
+// EscapePointer escapes one JSON pointer segment.
+func EscapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func childPointer(parent, key string) string { return parent + "/" + EscapePointer(key) }
+
+func indexPointer(parent string, i int) string { return parent + "/" + strconv.Itoa(i) }

@@ -1,0 +1,64 @@
+package values
+
+// Overlay merges src into dst the way Helm merges -f files: maps merge key by
+// key, everything else (lists included) is replaced by the later value, and an
+// explicit null is kept so that it can delete a chart default later.
+func Overlay(dst, src map[string]any) map[string]any {
+	if dst == nil {
+		dst = map[string]any{}
+	}
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				dst[k] = Overlay(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+// Coalesce puts user values over chart defaults as Helm does: user values win,
+// maps merge, lists replace, and a user null removes the default it names.
+// Neither input is modified.
+func Coalesce(defaults, user map[string]any) map[string]any {
+	out := make(map[string]any, len(defaults)+len(user))
+	for k, v := range defaults {
+		out[k] = DeepCopy(v)
+	}
+	for k, uv := range user {
+		dv, hasDefault := out[k]
+		switch {
+		case uv == nil && hasDefault && dv != nil:
+			delete(out, k)
+		case isMap(uv) && isMap(dv):
+			out[k] = Coalesce(dv.(map[string]any), uv.(map[string]any))
+		default:
+			out[k] = DeepCopy(uv)
+		}
+	}
+	return out
+}
+
+func isMap(v any) bool { _, ok := v.(map[string]any); return ok }
+
+// DeepCopy copies a values tree so that later merges cannot change the source.
+func DeepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = DeepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = DeepCopy(e)
+		}
+		return l
+	default:
+		return v
+	}
+}

@@ -1,0 +1,401 @@
+package values
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// SetKind says how the value part of a --set style flag is read.
+type SetKind int
+
+const (
+	SetTyped  SetKind = iota // --set: true/false/null, integers, else a string
+	SetString                // --set-string: always a string
+	SetJSON                  // --set-json: a JSON value
+	SetFile                  // --set-file: the contents of the named file
+)
+
+// FlagName is the command-line flag that carries values of this kind.
+func (k SetKind) FlagName() string {
+	return [...]string{"--set", "--set-string", "--set-json", "--set-file"}[k]
+}
+
+// Limits Helm also applies to --set.
+const (
+	MaxListIndex   = 65536
+	MaxNestedNames = 30
+)
+
+// ReadFileFunc reads the file named by a --set-file value.
+type ReadFileFunc func(path string) ([]byte, error)
+
+// ApplySet parses one --set style expression ("a.b[0].c=1,d=x") into dst,
+// with Helm's grammar: dots nest maps, [i] indexes lists, {a,b} is a list,
+// a backslash escapes the next character, and commas separate assignments.
+// Every value it sets is recorded in pos as coming from the flag.
+func ApplySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions) error {
+	p := &setParser{
+		in:       []rune(expr),
+		kind:     kind,
+		readFile: readFile,
+		pos:      pos,
+		loc:      Location{Flag: kind.FlagName() + " " + expr},
+	}
+	for {
+		err := p.key(dst, "", 0)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &Error{Loc: p.loc, Msg: err.Error()}
+		}
+	}
+}
+
+type setParser struct {
+	in       []rune
+	at       int
+	kind     SetKind
+	readFile ReadFileFunc
+	pos      *Positions
+	loc      Location
+}
+
+func (p *setParser) record(ptr string) {
+	if p.pos != nil {
+		p.pos.Values[ptr] = p.loc
+		p.pos.Keys[ptr] = p.loc
+	}
+}
+
+// until reads up to one of the stop runes, unescaping backslashes. It returns
+// io.EOF when the input ends first.
+func (p *setParser) until(stop string) (string, rune, error) {
+	var b strings.Builder
+	for p.at < len(p.in) {
+		r := p.in[p.at]
+		p.at++
+		switch {
+		case strings.ContainsRune(stop, r):
+			return b.String(), r, nil
+		case r == '\\':
+			if p.at >= len(p.in) {
+				return b.String(), 0, io.EOF
+			}
+			b.WriteRune(p.in[p.at])
+			p.at++
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String(), 0, io.EOF
+}
+
+func (p *setParser) key(data map[string]any, ptr string, depth int) error {
+	k, last, err := p.until("=[,.")
+	if err != nil {
+		if k == "" {
+			return io.EOF
+		}
+		return fmt.Errorf("key %q has no value", k)
+	}
+	child := childPointer(ptr, k)
+	switch last {
+	case '[':
+		i, err := p.index()
+		if err != nil {
+			return err
+		}
+		var list []any
+		switch existing := data[k].(type) {
+		case nil:
+		case []any:
+			list = existing
+		default:
+			return fmt.Errorf("%s is %s, not a list", strings.TrimPrefix(child, "/"), kindOf(existing))
+		}
+		list, err = p.listItem(list, i, child, depth)
+		if err != nil {
+			return err
+		}
+		data[k] = list
+		p.record(child)
+		return nil
+	case '=':
+		v, err := p.value()
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if k != "" {
+			data[k] = v
+			p.record(child)
+		}
+		return err
+	case ',':
+		return fmt.Errorf("key %q has no value (cannot end with ,)", k)
+	default: // '.'
+		if depth+1 > MaxNestedNames {
+			return fmt.Errorf("keys are nested more than %d levels deep", MaxNestedNames)
+		}
+		inner := map[string]any{}
+		switch existing := data[k].(type) {
+		case nil:
+		case map[string]any:
+			inner = existing
+		default:
+			return fmt.Errorf("%s is %s, cannot set a key inside it", strings.TrimPrefix(child, "/"), kindOf(existing))
+		}
+		err := p.key(inner, child, depth+1)
+		if (err == nil || err == io.EOF) && len(inner) == 0 {
+			return fmt.Errorf("key map %q has no value", k)
+		}
+		if len(inner) != 0 {
+			data[k] = inner
+			p.record(child)
+		}
+		return err
+	}
+}
+
+func (p *setParser) index() (int, error) {
+	s, _, err := p.until("]")
+	if err != nil {
+		return 0, errors.New("list index is missing its closing ]")
+	}
+	i, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("list index %q is not a number", s)
+	}
+	if i < 0 {
+		return 0, fmt.Errorf("negative list index %d is not allowed", i)
+	}
+	if i > MaxListIndex {
+		return 0, fmt.Errorf("list index %d is greater than the maximum of %d", i, MaxListIndex)
+	}
+	return i, nil
+}
+
+func setIndex(list []any, i int, v any) []any {
+	for len(list) <= i {
+		list = append(list, nil)
+	}
+	list[i] = v
+	return list
+}
+
+func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, error) {
+	rest, last, err := p.until("[.=")
+	item := indexPointer(ptr, i)
+	switch {
+	case rest != "":
+		return list, fmt.Errorf("unexpected %q after list index [%d]", rest, i)
+	case err != nil:
+		return list, fmt.Errorf("%s has no value", strings.TrimPrefix(item, "/"))
+	}
+	switch last {
+	case '=':
+		v, err := p.value()
+		if err != nil && err != io.EOF {
+			return list, err
+		}
+		p.record(item)
+		return setIndex(list, i, v), nil
+	case '[':
+		j, err := p.index()
+		if err != nil {
+			return list, err
+		}
+		var inner []any
+		if i < len(list) && list[i] != nil {
+			l, ok := list[i].([]any)
+			if !ok {
+				return list, fmt.Errorf("%s is %s, not a list", strings.TrimPrefix(item, "/"), kindOf(list[i]))
+			}
+			inner = l
+		}
+		inner, err = p.listItem(inner, j, item, depth)
+		if err != nil {
+			return list, err
+		}
+		p.record(item)
+		return setIndex(list, i, inner), nil
+	default: // '.'
+		inner, _ := func() (map[string]any, bool) {
+			if i < len(list) {
+				m, ok := list[i].(map[string]any)
+				return m, ok
+			}
+			return nil, false
+		}()
+		if inner == nil {
+			inner = map[string]any{}
+		}
+		if err := p.key(inner, item, depth+1); err != nil && err != io.EOF {
+			return list, err
+		}
+		p.record(item)
+		return setIndex(list, i, inner), nil
+	}
+}
+
+// value reads the right-hand side of an assignment, consuming the comma that
+// ends it.
+func (p *setParser) value() (any, error) {
+	if p.kind == SetJSON {
+		return p.jsonValue()
+	}
+	if p.at < len(p.in) && p.in[p.at] == '{' {
+		p.at++
+		var list []any
+		for {
+			s, last, err := p.until(",}")
+			if err != nil {
+				return nil, errors.New("list must end with '}'")
+			}
+			v, err := p.typed(s)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+			if last == '}' {
+				if p.at < len(p.in) && p.in[p.at] == ',' {
+					p.at++
+				}
+				return list, nil
+			}
+		}
+	}
+	s, _, err := p.until(",")
+	v, verr := p.typed(s)
+	if verr != nil {
+		return nil, verr
+	}
+	return v, err
+}
+
+func (p *setParser) typed(s string) (any, error) {
+	switch p.kind {
+	case SetString:
+		return s, nil
+	case SetFile:
+		if p.readFile == nil {
+			return nil, errors.New("--set-file is not available here")
+		}
+		data, err := p.readFile(s)
+		if err != nil {
+			return nil, err
+		}
+		return string(data), nil
+	}
+	return TypedScalar(s), nil
+}
+
+// TypedScalar types a --set value as Helm does: true, false and null in any
+// case, integers without a leading zero, and everything else as a string.
+// Decimals stay strings, as in Helm.
+func TypedScalar(s string) any {
+	switch {
+	case strings.EqualFold(s, "true"):
+		return true
+	case strings.EqualFold(s, "false"):
+		return false
+	case strings.EqualFold(s, "null"):
+		return nil
+	case s == "0":
+		return int64(0)
+	}
+	if s != "" && s[0] != '0' {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i
+		}
+	}
+	return s
+}
+
+func (p *setParser) jsonValue() (any, error) {
+	// An empty value (a=  or a=,) is null, as in Helm.
+	for p.at < len(p.in) && unicode.IsSpace(p.in[p.at]) {
+		p.at++
+	}
+	if p.at >= len(p.in) {
+		return nil, io.EOF
+	}
+	if p.in[p.at] == ',' {
+		p.at++
+		return nil, nil
+	}
+	rest := string(p.in[p.at:])
+	dec := json.NewDecoder(strings.NewReader(rest))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON value: %v", err)
+	}
+	p.at += len([]rune(rest[:dec.InputOffset()]))
+	for p.at < len(p.in) && unicode.IsSpace(p.in[p.at]) {
+		p.at++
+	}
+	if p.at < len(p.in) {
+		if p.in[p.at] != ',' {
+			return nil, fmt.Errorf("unexpected %q after JSON value", string(p.in[p.at:]))
+		}
+		p.at++
+	}
+	return FromJSON(v)
+}
+
+// FromJSON converts a value decoded with json.Decoder.UseNumber into a values
+// tree: integers stay exact int64, other numbers become float64.
+func FromJSON(v any) (any, error) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("number %s is out of range", x)
+		}
+		return f, nil
+	case map[string]any:
+		for k, e := range x {
+			c, err := FromJSON(e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = c
+		}
+		return x, nil
+	case []any:
+		for i, e := range x {
+			c, err := FromJSON(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = c
+		}
+		return x, nil
+	}
+	return v, nil
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "a map"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	}
+	return fmt.Sprintf("a %T", v)
+}

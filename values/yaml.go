@@ -1,0 +1,266 @@
+package values
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Limits bound what one values file may expand to, so that an alias bomb or a
+// pathological file fails fast with a clear message instead of exhausting memory.
+const (
+	MaxNodes = 1_000_000 // values materialised from one file, aliases expanded
+	MaxDepth = 100       // nesting of maps and lists
+)
+
+// Error is a problem at a known place in a values source.
+type Error struct {
+	Loc Location
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Loc.String() + ": " + e.Msg }
+
+// ParseYAML reads one values document. It returns a tree made only of
+// map[string]any, []any, string, int64, float64, bool and nil, and the position
+// of every value in it. It rejects what YAML would silently get wrong:
+// duplicate keys, keys that are not scalars, integers that do not fit in 64
+// bits, custom tags, non-finite numbers, more than one document, and alias
+// expansion beyond MaxNodes. Unquoted dates stay the string that was written.
+func ParseYAML(name string, data []byte) (map[string]any, *Positions, error) {
+	pos := NewPositions()
+	if !utf8.Valid(data) {
+		return nil, nil, &Error{Loc: Location{File: name}, Msg: "not valid UTF-8 text"}
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, nil, &Error{Loc: Location{File: name}, Msg: "contains a NUL byte; is this a binary file?"}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return map[string]any{}, pos, nil
+		}
+		return nil, nil, yamlSyntaxError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, nil, &Error{Loc: Location{File: name, Line: extra.Line, Column: extra.Column},
+			Msg: "a values file holds one YAML document, found a second one after '---'"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, nil, yamlSyntaxError(name, err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return map[string]any{}, pos, nil
+		}
+		root = root.Content[0]
+	}
+	c := &converter{file: name, pos: pos}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return map[string]any{}, pos, nil
+	}
+	if resolve(root).Kind != yaml.MappingNode {
+		return nil, nil, c.errorf(root, "the top level of a values file must be a map of keys to values, found %s", describe(root))
+	}
+	v, err := c.convert(root, "", 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v.(map[string]any), pos, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// yamlSyntaxError turns a yaml.v3 error ("yaml: line 3: mapping values are not
+// allowed in this context") into one that names the file and line.
+func yamlSyntaxError(name string, err error) error {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line := 0
+		fmt.Sscanf(m[1], "%d", &line)
+		return &Error{Loc: Location{File: name, Line: line, Column: 1}, Msg: "invalid YAML: " + m[2]}
+	}
+	return &Error{Loc: Location{File: name}, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+}
+
+type converter struct {
+	file  string
+	pos   *Positions
+	nodes int
+}
+
+func (c *converter) loc(n *yaml.Node) Location {
+	return Location{File: c.file, Line: n.Line, Column: n.Column}
+}
+
+func (c *converter) errorf(n *yaml.Node, format string, args ...any) error {
+	return &Error{Loc: c.loc(n), Msg: fmt.Sprintf(format, args...)}
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func describe(n *yaml.Node) string {
+	switch resolve(n).Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a map"
+	default:
+		return fmt.Sprintf("the scalar %q", n.Value)
+	}
+}
+
+func (c *converter) convert(n *yaml.Node, ptr string, depth int) (any, error) {
+	c.nodes++
+	if c.nodes > MaxNodes {
+		return nil, c.errorf(n, "expands to more than %d values (are aliases nested too deeply?)", MaxNodes)
+	}
+	if depth > MaxDepth {
+		return nil, c.errorf(n, "nested more than %d levels deep", MaxDepth)
+	}
+	if _, seen := c.pos.Values[ptr]; !seen {
+		c.pos.Values[ptr] = c.loc(n)
+	}
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return nil, c.errorf(n, "unknown alias *%s", n.Value)
+		}
+		return c.convert(n.Alias, ptr, depth+1)
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return c.mapping(n, ptr, depth)
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for i, item := range n.Content {
+			v, err := c.convert(item, indexPointer(ptr, i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		return c.scalar(n)
+	}
+	return nil, c.errorf(n, "unsupported YAML node")
+}
+
+func (c *converter) mapping(n *yaml.Node, ptr string, depth int) (any, error) {
+	out := make(map[string]any, len(n.Content)/2)
+	where := map[string]*yaml.Node{}
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+			merges = append(merges, v)
+			continue
+		}
+		key, err := c.key(k)
+		if err != nil {
+			return nil, err
+		}
+		if first, dup := where[key]; dup {
+			return nil, c.errorf(k, "duplicate key %q (first defined at line %d); YAML keeps only one of them", key, first.Line)
+		}
+		where[key] = k
+		child := childPointer(ptr, key)
+		c.pos.Keys[child] = c.loc(k)
+		val, err := c.convert(v, child, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out[key] = val
+	}
+	// Merge keys (<<: *anchor) fill in what the map does not set itself; the
+	// first listed source wins, as in YAML 1.1.
+	for _, m := range merges {
+		sources := []*yaml.Node{resolve(m)}
+		if sources[0].Kind == yaml.SequenceNode {
+			sources = sources[0].Content
+		}
+		for _, src := range sources {
+			src = resolve(src)
+			if src.Kind != yaml.MappingNode {
+				return nil, c.errorf(m, "a merge key (<<) needs a map or a list of maps, found %s", describe(src))
+			}
+			merged, err := c.mapping(src, ptr, depth)
+			if err != nil {
+				return nil, err
+			}
+			for k, v := range merged.(map[string]any) {
+				if _, set := out[k]; !set {
+					out[k] = v
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func (c *converter) key(k *yaml.Node) (string, error) {
+	k = resolve(k)
+	if k.Kind != yaml.ScalarNode {
+		return "", c.errorf(k, "a key must be a plain string, found %s", describe(k))
+	}
+	if k.Tag == "!!null" && k.Value != "null" {
+		return "", c.errorf(k, "empty key: every key needs a name")
+	}
+	// Keys that YAML would read as numbers or booleans (1:, true:) are taken
+	// as the text written, which is what Helm ends up with too.
+	return k.Value, nil
+}
+
+var digitsRE = regexp.MustCompile(`^[-+]?[0-9][0-9_]*$`)
+
+func (c *converter) scalar(n *yaml.Node) (any, error) {
+	switch n.Tag {
+	case "!!str", "!!binary":
+		return n.Value, nil
+	case "!!timestamp":
+		// Unquoted dates stay the text the user wrote, not a time.
+		return n.Value, nil
+	case "!!null":
+		return nil, nil
+	case "!!bool", "!!int", "!!float":
+	default:
+		return nil, c.errorf(n, "YAML tag %s is not supported in values; remove the tag or quote the value", n.Tag)
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, c.errorf(n, "cannot read %q: %v", n.Value, err)
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case int:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case uint64:
+		return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", n.Value)
+	case float64:
+		if digitsRE.MatchString(n.Value) {
+			return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", n.Value)
+		}
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, c.errorf(n, "%s is not a finite number", n.Value)
+		}
+		return x, nil
+	}
+	return nil, c.errorf(n, "unsupported value %q", n.Value)
+}
