@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/values"
 )
 
 // Object is one Kubernetes object of the output, in canonical form.
@@ -67,6 +70,9 @@ func Manifests(rendered []Rendered) ([]*Object, error) {
 	var objs []*Object
 	seen := map[string]string{}
 	for _, r := range rendered {
+		if path.Base(r.Name) == "NOTES.txt" {
+			continue // rendered (so its errors surface) but, as in Helm, not a manifest
+		}
 		for _, doc := range splitDocuments(r.Text) {
 			obj, err := parseObject(r.Name, doc)
 			if err != nil {
@@ -155,7 +161,7 @@ func parseObject(source string, doc document) (*Object, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil // only comments
 		}
-		line, msg := yamlErrorLine(err)
+		line, msg := values.SyntaxErrorLine(err)
 		return nil, fail(line, "not valid YAML: %s", msg)
 	}
 	if len(root.Content) == 0 {
@@ -189,16 +195,6 @@ func parseObject(source string, doc document) (*Object, error) {
 		return nil, fail(n.Line, "%s object has no metadata.name", obj.Kind)
 	}
 	return obj, nil
-}
-
-func yamlErrorLine(err error) (int, string) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	var line int
-	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
-		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
-		return line, msg
-	}
-	return 1, msg
 }
 
 func nodeKind(n *yaml.Node) string {

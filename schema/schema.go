@@ -165,16 +165,46 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		v := at(e.InstanceLocation, false)
 		v.Message = e.Message
 		options := enumStrings(s.schemaAt(e.AbsoluteKeywordLocation))
-		if str, ok := lookup(vals, e.InstanceLocation).(string); ok {
+		if str, ok := lookup(vals, e.InstanceLocation).(string); ok && len(options) > 0 {
+			v.Message = fmt.Sprintf("%q is not one of %s", str, strings.Join(options, ", "))
 			if hint := Suggest(str, options); hint != "" {
-				v.Message = fmt.Sprintf("%q is not one of %s; did you mean %q?", str, strings.Join(options, ", "), hint)
+				v.Message += fmt.Sprintf("; did you mean %q?", hint)
 			}
 		}
 		return Violations{v}
-	case "required":
+	case "pattern", "format":
+		// The regular expression alone rarely tells a person what is wanted;
+		// the field's description does.
 		v := at(e.InstanceLocation, false)
 		v.Message = e.Message
+		parent, _ := s.schemaAt(strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword)).(map[string]any)
+		if d, ok := parent["description"].(string); ok {
+			v.Message += " (expected: " + strings.TrimSuffix(d, ".") + ")"
+		}
 		return Violations{v}
+	case "required":
+		// A key the user removed with null is reported where they did it.
+		required, _ := s.schemaAt(e.AbsoluteKeywordLocation).([]any)
+		obj, _ := lookup(vals, e.InstanceLocation).(map[string]any)
+		var out Violations
+		for _, r := range required {
+			name, _ := r.(string)
+			if _, present := obj[name]; present || name == "" {
+				continue
+			}
+			child := e.InstanceLocation + "/" + values.EscapePointer(name)
+			if loc, ok := pos.Keys[child]; ok {
+				out = append(out, Violation{Where: loc, Known: true, Pointer: child,
+					Message: fmt.Sprintf("%s is required; null here removes the chart's default", name)})
+				continue
+			}
+			v := at(e.InstanceLocation, false)
+			v.Message = fmt.Sprintf("missing required key %q", name)
+			out = append(out, v)
+		}
+		if len(out) > 0 {
+			return out
+		}
 	}
 	v := at(e.InstanceLocation, false)
 	v.Message = e.Message

@@ -32,7 +32,11 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		v, p, err := ParseYAML(name, data)
+		display := name
+		if name == "-" {
+			display = "<stdin>"
+		}
+		v, p, err := ParseYAML(display, data)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -68,7 +72,7 @@ func readValuesFile(name string, stdin io.Reader) ([]byte, error) {
 	var r io.Reader
 	if name == "-" {
 		if stdin == nil {
-			return nil, &Error{Loc: Location{File: name}, Msg: "standard input is not available here"}
+			return nil, &Error{Loc: Location{File: "<stdin>"}, Msg: "standard input is not available here"}
 		}
 		r = stdin
 	} else {

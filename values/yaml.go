@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -80,16 +81,27 @@ func ParseYAML(name string, data []byte) (map[string]any, *Positions, error) {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
-// yamlSyntaxError turns a yaml.v3 error ("yaml: line 3: mapping values are not
-// allowed in this context") into one that names the file and line.
-func yamlSyntaxError(name string, err error) error {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line := 0
-		fmt.Sscanf(m[1], "%d", &line)
-		return &Error{Loc: Location{File: name, Line: line, Column: 1}, Msg: "invalid YAML: " + m[2]}
+// SyntaxErrorLine extracts a 1-based line and the message from a yaml.v3
+// syntax error. yaml.v3 leaves out line 0, and reports some parser errors
+// ("did not find expected ',' or ']'", "... key") with a 0-based line while
+// others, and all scanner errors, are 1-based; values_test pins each case.
+func SyntaxErrorLine(err error) (int, string) {
+	m := yamlLineRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 1, strings.TrimPrefix(err.Error(), "yaml: ")
 	}
-	return &Error{Loc: Location{File: name}, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	line, _ := strconv.Atoi(m[1])
+	zeroBased := strings.HasPrefix(m[2], "did not find expected") && m[2] != "did not find expected node content"
+	if line == 0 || zeroBased {
+		line++
+	}
+	return line, m[2]
+}
+
+// yamlSyntaxError names the file and line of a YAML syntax error.
+func yamlSyntaxError(name string, err error) error {
+	line, msg := SyntaxErrorLine(err)
+	return &Error{Loc: Location{File: name, Line: line, Column: 1}, Msg: "invalid YAML: " + msg}
 }
 
 type converter struct {
@@ -220,16 +232,46 @@ func (c *converter) key(k *yaml.Node) (string, error) {
 	if k.Tag == "!!null" && k.Value != "null" {
 		return "", c.errorf(k, "empty key: every key needs a name")
 	}
+	if err := c.checkYAML11Bool(k, "key"); err != nil {
+		return "", err
+	}
 	// Keys that YAML would read as numbers or booleans (1:, true:) are taken
 	// as the text written, which is what Helm ends up with too.
 	return k.Value, nil
+}
+
+// yaml11Bools are plain scalars that YAML 1.1 (which Helm uses to read
+// values) takes as booleans and YAML 1.2 takes as strings. The same file
+// would mean different things to Helm and to llmrender, so they must be
+// written unambiguously.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+func (c *converter) checkYAML11Bool(n *yaml.Node, what string) error {
+	b, ambiguous := yaml11Bools[n.Value]
+	if !ambiguous || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || n.Tag != "!!str" {
+		return nil
+	}
+	if what == "key" {
+		return c.errorf(n, "unquoted key %s is the boolean %t to Helm (YAML 1.1) but text to YAML 1.2; quote it (\"%s\":) so both read it as text",
+			n.Value, b, n.Value)
+	}
+	return c.errorf(n, "unquoted value %s is the boolean %t to Helm (YAML 1.1) but text to YAML 1.2; write %t, or \"%s\" for text",
+		n.Value, b, b, n.Value)
 }
 
 var digitsRE = regexp.MustCompile(`^[-+]?[0-9][0-9_]*$`)
 
 func (c *converter) scalar(n *yaml.Node) (any, error) {
 	switch n.Tag {
-	case "!!str", "!!binary":
+	case "!!str":
+		if err := c.checkYAML11Bool(n, "value"); err != nil {
+			return nil, err
+		}
+		return n.Value, nil
+	case "!!binary":
 		return n.Value, nil
 	case "!!timestamp":
 		// Unquoted dates stay the text the user wrote, not a time.

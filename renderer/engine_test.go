@@ -1,0 +1,284 @@
+package renderer
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// chartFS builds a chart from file contents; Chart.yaml is added when absent.
+func chartFS(files map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	if _, ok := files["Chart.yaml"]; !ok {
+		fsys["Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: t\nversion: 1.2.3\nappVersion: \"9.9\"\n")}
+	}
+	for name, data := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	return fsys
+}
+
+// execOne renders a chart whose only template is tpl and returns its output.
+func execOne(t *testing.T, tpl string, vals map[string]any, opts Options, extra map[string]string) (string, error) {
+	t.Helper()
+	files := map[string]string{"templates/x.yaml": tpl}
+	for k, v := range extra {
+		files[k] = v
+	}
+	c, err := Load(chartFS(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vals == nil {
+		vals = c.Values
+	}
+	out, err := Execute(c, vals, opts)
+	if err != nil {
+		return "", err
+	}
+	for _, r := range out {
+		if r.Name == "t/templates/x.yaml" {
+			return r.Text, nil
+		}
+	}
+	t.Fatalf("template x.yaml not rendered: %v", out)
+	return "", nil
+}
+
+func TestBuiltInObjects(t *testing.T) {
+	cases := []struct {
+		tpl, want string
+		opts      Options
+		extra     map[string]string
+	}{
+		{tpl: "{{ .Release.Name }} {{ .Release.Namespace }} {{ .Release.Service }} {{ .Release.IsInstall }} {{ .Release.Revision }}", want: "release-name default Helm true 1"},
+		{tpl: "{{ .Release.Name }}/{{ .Release.Namespace }}/{{ .Release.IsUpgrade }}", want: "r/ns/true", opts: Options{ReleaseName: "r", Namespace: "ns", IsUpgrade: true}},
+		{tpl: "{{ .Chart.Name }} {{ .Chart.Version }} {{ .Chart.AppVersion }} {{ .Chart.IsRoot }}", want: "t 1.2.3 9.9 true"},
+		{tpl: "{{ .Template.Name }} {{ .Template.BasePath }}", want: "t/templates/x.yaml t/templates"},
+		{tpl: "{{ .Capabilities.KubeVersion.Version }} {{ .Capabilities.KubeVersion.Major }}.{{ .Capabilities.KubeVersion.Minor }}", want: "v1.36.0 1.36"},
+		{tpl: "{{ .Capabilities.KubeVersion }} {{ .Capabilities.KubeVersion | quote }}", want: `v1.30 "{v1.30 1 30}"`, opts: Options{KubeVersion: "1.30"}}, // as helm prints both
+		{tpl: "{{ .Capabilities.KubeVersion.GitVersion }}", want: "v1.29.4", opts: Options{KubeVersion: "v1.29.4-gke.1"}},
+		{tpl: `{{ .Capabilities.APIVersions.Has "batch/v1" }} {{ .Capabilities.APIVersions.Has "ray.io/v1" }}`, want: "true false"},
+		{tpl: `{{ .Capabilities.APIVersions.Has "ray.io/v1" }}`, want: "true", opts: Options{APIVersions: []string{"ray.io/v1"}}},
+		{tpl: "{{ .Values.a }}-{{ .Values.b.c }}", want: "1-x", extra: map[string]string{"values.yaml": "a: 1\nb:\n  c: x\n"}},
+		{tpl: `{{ .Files.Get "files/a.txt" }}|{{ .Files.Get "missing" }}|{{ .Files.Get "values.yaml" }}`, want: "A\n||", extra: map[string]string{"files/a.txt": "A\n", "values.yaml": "a: 1\n"}},
+		{tpl: `{{ range .Files.Lines "f.txt" }}[{{ . }}]{{ end }}`, want: "[1][2]", extra: map[string]string{"f.txt": "1\n2\n"}},
+		{tpl: `{{ range $k, $v := .Files.Glob "conf/*.ini" }}{{ $k }};{{ end }}`, want: "conf/a.ini;conf/b.ini;", extra: map[string]string{"conf/a.ini": "", "conf/b.ini": "", "conf/sub/c.ini": "", "other.ini": ""}},
+		{tpl: `{{ range $k, $v := .Files.Glob "conf/**.ini" }}{{ $k }};{{ end }}`, want: "conf/a.ini;conf/sub/c.ini;", extra: map[string]string{"conf/a.ini": "", "conf/sub/c.ini": ""}},
+		{tpl: `{{ (.Files.Glob "c/*").AsConfig }}`, want: "a: A\nb: B", extra: map[string]string{"c/a": "A", "c/b": "B"}},
+		{tpl: `{{ (.Files.Glob "c/*").AsSecrets }}`, want: "a: QQ==", extra: map[string]string{"c/a": "A"}},
+		{tpl: `{{ .Files.Get "templates/x.yaml" }}{{ .Files.Get "Chart.yaml" }}`, want: ""},
+	}
+	for _, c := range cases {
+		got, err := execOne(t, c.tpl, nil, c.opts, c.extra)
+		if err != nil {
+			t.Errorf("%s: %v", c.tpl, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s = %q, want %q", c.tpl, got, c.want)
+		}
+	}
+}
+
+func TestFunctions(t *testing.T) {
+	vals := map[string]any{
+		"m":     map[string]any{"b": int64(2), "a": "x", "c": []any{"l1", "l2"}},
+		"big":   int64(9007199254740993),
+		"empty": "",
+		"tplv":  "{{ .Release.Name }}-{{ .Values.big }}",
+	}
+	cases := []struct{ tpl, want string }{
+		{`{{ toYaml .Values.m }}`, "a: x\nb: 2\nc:\n- l1\n- l2"},
+		{`{{ toYamlPretty .Values.m }}`, "a: x\nb: 2\nc:\n  - l1\n  - l2"},
+		{`{{ toJson .Values.m }}`, `{"a":"x","b":2,"c":["l1","l2"]}`},
+		{`{{ .Values.big }} {{ toJson .Values.big }} {{ add .Values.big 1 }}`, "9007199254740993 9007199254740993 9007199254740994"},
+		{`{{ (fromYaml "a: 1\nb: [x]").b }}`, "[x]"},
+		{`{{ (fromYaml "a: [").Error }}`, "error converting YAML to JSON: yaml: line 1: did not find expected node content"},
+		{`{{ fromYamlArray "- 1\n- two" | toJson }}`, `[1,"two"]`},
+		{`{{ (fromJson "{\"a\":{\"b\":true}}").a.b }}`, "true"},
+		{`{{ fromJsonArray "[1,\"x\"]" | toJson }}`, `[1,"x"]`},
+		{`{{ (fromJson "nope").Error }}`, "invalid character 'o' in literal null (expecting 'u')"},
+		{`{{ toToml .Values.m }}`, "a = \"x\"\nb = 2\nc = [\"l1\", \"l2\"]\n"},
+		{`{{ (fromToml "a = 1").a }}`, "1"},
+		{`{{ lookup "v1" "Secret" "ns" "name" | toJson }}`, "{}"},
+		{`{{ keys .Values.m | join "," }}`, "a,b,c"},
+		{`{{ values (dict "z" 1 "a" 2) | toJson }}`, "[2,1]"},
+		{`{{ tpl .Values.tplv . }}`, "release-name-9007199254740993"},
+		{`{{ tpl "{{ include \"h\" . }}" . }}`, "helper"},
+		{`{{ include "h" . | upper }}`, "HELPER"},
+		{`{{ required "need it" .Values.m.a }}`, "x"},
+		{`{{ .Values.nope }}|{{ .Values.m.nope }}`, "|"},
+		{`{{ getHostByName "example.com" }}`, ""},
+		{`{{ "2024-03-05" | toDate "2006-01-02" | date "Jan 2 2006 15:04 MST" }}`, "Mar 5 2024 00:00 UTC"},
+		{`{{ derivePassword 1 "long" "password" "user" "example.com" }}`, "ZedaFaxcZaso9*"},
+		{`{{ sha256sum "a" }}`, "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb"},
+		{`{{ semverCompare ">=1.30" .Capabilities.KubeVersion.Version }}`, "true"},
+	}
+	extra := map[string]string{"templates/_h.tpl": `{{ define "h" }}helper{{ end }}`}
+	for _, c := range cases {
+		got, err := execOne(t, c.tpl, vals, Options{}, extra)
+		if err != nil {
+			t.Errorf("%s: %v", c.tpl, err)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s = %q, want %q", c.tpl, got, c.want)
+		}
+	}
+}
+
+func TestHermeticFunctionsAreGone(t *testing.T) {
+	for _, fn := range []string{"env", "expandenv"} {
+		_, err := execOne(t, "{{ "+fn+" \"HOME\" }}", nil, Options{}, nil)
+		if err == nil || !strings.Contains(err.Error(), `function "`+fn+`" not defined`) {
+			t.Errorf("%s: error = %v", fn, err)
+		}
+	}
+}
+
+func TestNonDeterministicFunctionsFail(t *testing.T) {
+	calls := map[string]string{
+		"now": "{{ now }}", "ago": "{{ ago 1 }}", "randAlphaNum": "{{ randAlphaNum 5 }}", "randInt": "{{ randInt 1 5 }}",
+		"uuidv4": "{{ uuidv4 }}", "shuffle": `{{ shuffle "abc" }}`, "genCA": `{{ genCA "x" 3 }}`,
+		"genPrivateKey": `{{ genPrivateKey "rsa" }}`, "bcrypt": `{{ bcrypt "x" }}`, "htpasswd": `{{ htpasswd "u" "p" }}`,
+		"encryptAES": `{{ encryptAES "k" "t" }}`, "genSelfSignedCert": `{{ genSelfSignedCert "x" nil nil 3 }}`,
+	}
+	for name, tpl := range calls {
+		_, err := execOne(t, "a: {{ 1 }}\n"+tpl, nil, Options{}, nil)
+		if err == nil || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), "two renders of the same input would differ") {
+			t.Errorf("%s: error = %v", name, err)
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "t/templates/x.yaml:2:") {
+			t.Errorf("%s: error does not name the template line: %v", name, err)
+		}
+	}
+	if len(NonDeterministic) != 20 {
+		t.Errorf("NonDeterministic has %d entries; update this test when changing the list", len(NonDeterministic))
+	}
+}
+
+func TestRequiredAndFailMessages(t *testing.T) {
+	cases := []struct{ tpl, want string }{
+		{"a: 1\nb: {{ required \"set .Values.x\" .Values.x }}", "t/templates/x.yaml:2:6: set .Values.x"},
+		{"{{ required \"empty\" \"\" }}", "t/templates/x.yaml:1:3: empty"},
+		{"{{ fail \"stop here\" }}", "t/templates/x.yaml:1:3: stop here"},
+		// Through include, the innermost location is reported.
+		{"{{ include \"r\" . }}", "t/templates/_h.tpl:1:19: inner"},
+		{"{{ .Values.a.b.c }}", "t/templates/x.yaml:1:10: <.Values.a.b.c>: nil pointer evaluating interface {}.b"},
+		{"{{ include \"nope\" . }}", `t/templates/x.yaml:1:3: <include "nope" .>: template: no template "nope" associated with template "gotpl"`},
+	}
+	extra := map[string]string{"templates/_h.tpl": `{{ define "r" }}{{ required "inner" .Values.q }}{{ end }}`}
+	for _, c := range cases {
+		_, err := execOne(t, c.tpl, map[string]any{}, Options{}, extra)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: error = %v, want %q", c.tpl, err, c.want)
+		}
+	}
+}
+
+func TestParseError(t *testing.T) {
+	_, err := execOne(t, "a: 1\nb: {{ .Values.x ", nil, Options{}, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), "t/templates/x.yaml:2: parse error:") {
+		t.Fatalf("error = %v", err)
+	}
+	_, err = execOne(t, "{{ nosuchfunc }}", nil, Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), `function "nosuchfunc" not defined`) {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestStrictMode(t *testing.T) {
+	vals := map[string]any{"a": map[string]any{}}
+	got, err := execOne(t, "x{{ .Values.a.missing }}y", vals, Options{}, nil)
+	if err != nil || got != "xy" {
+		t.Fatalf("non-strict: %q %v", got, err)
+	}
+	_, err = execOne(t, "x{{ .Values.a.missing }}y", vals, Options{Strict: true}, nil)
+	if err == nil || !strings.Contains(err.Error(), `map has no entry for key "missing"`) {
+		t.Fatalf("strict: error = %v", err)
+	}
+}
+
+func TestIncludeRecursionLimit(t *testing.T) {
+	extra := map[string]string{"templates/_h.tpl": `{{ define "loop" }}{{ include "loop" . }}{{ end }}`}
+	_, err := execOne(t, `{{ include "loop" . }}`, nil, Options{}, extra)
+	if err == nil || !strings.Contains(err.Error(), `include "loop" is nested more than 1000 times`) {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestPartialsAreNotRenderedAndDefineOrder(t *testing.T) {
+	// Helm parses deeper paths first and, at equal depth, in reverse lexical
+	// order, so the alphabetically first file's define wins.
+	files := map[string]string{
+		"templates/_a.tpl":     `{{ define "d" }}from-a{{ end }}`,
+		"templates/_b.tpl":     `{{ define "d" }}from-b{{ end }}`,
+		"templates/sub/_c.tpl": `{{ define "d" }}from-sub{{ end }}{{ define "only-sub" }}sub{{ end }}`,
+		"templates/x.yaml":     `{{ include "d" . }} {{ include "only-sub" . }}`,
+		"templates/NOTES.txt":  "notes",
+	}
+	c, err := Load(chartFS(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Execute(c, map[string]any{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range out {
+		names = append(names, r.Name)
+		if r.Name == "t/templates/x.yaml" && r.Text != "from-a sub" {
+			t.Errorf("x.yaml = %q, want %q", r.Text, "from-a sub")
+		}
+	}
+	if strings.Join(names, ",") != "t/templates/NOTES.txt,t/templates/x.yaml" {
+		t.Errorf("rendered %v; partials must not be rendered", names)
+	}
+}
+
+func TestOutputLimit(t *testing.T) {
+	_, err := execOne(t, `{{ range until 100 }}{{ repeat 1048576 "x" }}{{ end }}`, nil, Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "larger than the 64 MiB limit") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	cases := []struct {
+		files map[string]string
+		want  string
+	}{
+		{map[string]string{"Chart.yaml": "apiVersion: v2\nversion: 1\n"}, "name is required"},
+		{map[string]string{"Chart.yaml": "apiVersion: v3\nname: x\nversion: 1\n"}, "apiVersion must be v1 or v2"},
+		{map[string]string{"Chart.yaml": "apiVersion: v2\nname: x\nversion: 1\ntype: library\n"}, "library charts"},
+		{map[string]string{"charts/sub/Chart.yaml": "x"}, "subcharts"},
+		{map[string]string{"values.yaml": "a: 1\na: 2\n"}, "t/values.yaml:2:1: duplicate key"},
+	}
+	for _, c := range cases {
+		_, err := Load(chartFS(c.files))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error = %v, want %q", c.files, err, c.want)
+		}
+	}
+	_, err := Load(fstest.MapFS{"templates/x.yaml": {Data: []byte("x")}})
+	if err == nil || !strings.Contains(err.Error(), "Chart.yaml is missing") {
+		t.Errorf("no Chart.yaml: %v", err)
+	}
+}
+
+func TestHelmIgnore(t *testing.T) {
+	files := map[string]string{".helmignore": "# c\n*.bak\nsecret/\n", "a.bak": "x", "secret/k": "x", "keep.txt": "k"}
+	c, err := Load(chartFS(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range c.Files {
+		names = append(names, f.Name)
+	}
+	if strings.Join(names, ",") != ".helmignore,keep.txt" {
+		t.Errorf("files = %v", names)
+	}
+}

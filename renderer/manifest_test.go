@@ -1,0 +1,231 @@
+package renderer
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func streamOf(t *testing.T, rendered ...Rendered) (string, error) {
+	t.Helper()
+	objs, err := Manifests(rendered)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := WriteStream(&buf, objs); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String(), nil
+}
+
+func TestManifestsCanonicalForm(t *testing.T) {
+	in := `# leading comment
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: "cm", labels: {b: '2', a: x}}   # trailing comment
+data:
+  yes: "yes"
+  no: no
+  on: 'on'
+  num: "0123"
+  float: "1.5"
+  bool: "true"
+  nul: "null"
+  date: "2024-01-01"
+  colon: "a: b"
+  dash: "- x"
+  empty: ""
+  hex: 0x1F
+  tilde: ~
+  True: True
+  multi: "line1\nline2\n"
+  anchor: &a hello
+  alias: *a
+  list: [1, "2", three]
+---
+
+---
+# only a comment
+`
+	got, err := streamOf(t, Rendered{Name: "c/templates/a.yaml", Text: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `---
+# Source: c/templates/a.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm
+  labels:
+    b: "2"
+    a: x
+data:
+  "yes": "yes"
+  "no": "no"
+  "on": "on"
+  num: "0123"
+  float: "1.5"
+  bool: "true"
+  nul: "null"
+  date: "2024-01-01"
+  colon: 'a: b'
+  dash: '- x'
+  empty: ""
+  hex: 31
+  tilde: null
+  true: true
+  multi: |
+    line1
+    line2
+  anchor: hello
+  alias: hello
+  list:
+  - 1
+  - "2"
+  - three
+`
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestManifestsOrder(t *testing.T) {
+	doc := func(apiVersion, kind, name, ns string) string {
+		s := "apiVersion: " + apiVersion + "\nkind: " + kind + "\nmetadata:\n  name: " + name + "\n"
+		if ns != "" {
+			s += "  namespace: " + ns + "\n"
+		}
+		return s + "---\n"
+	}
+	text := doc("batch/v1", "Job", "b", "") + doc("ray.io/v1", "RayJob", "r", "") + doc("v1", "Service", "s", "") +
+		doc("batch/v1", "Job", "a", "") + doc("v1", "Namespace", "n", "") + doc("kubeflow.org/v1", "PyTorchJob", "p", "") +
+		doc("v1", "PersistentVolumeClaim", "pvc", "") + doc("batch/v1", "Job", "a", "other") + doc("v1", "ServiceAccount", "sa", "")
+	objs, err := Manifests([]Rendered{{Name: "c/templates/all.yaml", Text: text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, o := range objs {
+		ids = append(ids, o.ID())
+	}
+	want := "Namespace/n ServiceAccount/sa PersistentVolumeClaim/pvc Service/s Job/a Job/b other/Job/a PyTorchJob/p RayJob/r"
+	if strings.Join(ids, " ") != want {
+		t.Errorf("order = %s\nwant    %s", strings.Join(ids, " "), want)
+	}
+}
+
+func TestManifestsErrors(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: [", "c/templates/a.yaml: rendered output line 7: not valid YAML"},
+		{"kind: ConfigMap\nmetadata:\n  name: x\n", "rendered output line 1: object has no apiVersion"},
+		{"apiVersion: v1\nmetadata:\n  name: x\n", "object (apiVersion v1) has no kind"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {}\n", "ConfigMap object has no metadata.name"},
+		{"- a\n- b\n", "a manifest must be a map"},
+		{"just text\n", `found the text "just text"`},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: 1\n  a: 2\n", `line 7: duplicate key "a" (first at line 6)`},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", "v1 ConfigMap/x is rendered twice"},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\nb: &b {x: 1}\nc:\n  <<: *b\n", "merge keys"},
+	}
+	for _, c := range cases {
+		_, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: c.text}})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error = %v, want %q", c.text, err, c.want)
+		}
+	}
+}
+
+func TestManifestsAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\na0: &a0 [x, x]\n")
+	// Level n is a list of two aliases of level n-1: 2^30 nodes if expanded.
+	for i := 1; i < 30; i++ {
+		prev, cur := fmt.Sprintf("a%d", i-1), fmt.Sprintf("a%d", i)
+		fmt.Fprintf(&b, "%s: &%s [*%s, *%s]\n", cur, cur, prev, prev)
+	}
+	_, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: b.String()}})
+	if err == nil || !strings.Contains(err.Error(), "more than 200000 YAML nodes") {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+// Values can never add keys or documents: a string with a newline, "---" or
+// "{{" stays one scalar.
+func TestValuesCannotInject(t *testing.T) {
+	hostile := "x\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: evil\n{{ .Release.Name }}\nextra: key"
+	tpl := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: {{ .Values.s | quote }}\n  b: {{ toYaml .Values.s | nindent 4 }}\n  c: {{ toJson .Values.s }}\n"
+	got, err := execOne(t, tpl, map[string]any{"s": hostile}, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Manifests([]Rendered{{Name: "t/templates/x.yaml", Text: got}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("got %d objects", len(objs))
+	}
+	data := mapAt(objs[0].Node, "data")
+	if len(data.Content) != 6 {
+		t.Fatalf("data has %d keys", len(data.Content)/2)
+	}
+	for i := 1; i < 6; i += 2 {
+		if v := data.Content[i].Value; v != hostile {
+			t.Errorf("data.%s = %q", data.Content[i-1].Value, v)
+		}
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	files := map[string]string{
+		"templates/a.yaml": `{{ range $k, $v := .Values.m }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ $k }}
+data:
+  keys: {{ keys $.Values.m | join "," | quote }}
+  vals: {{ values $.Values.m | toJson | quote }}
+  dict: {{ $.Values.m | toYaml | quote }}
+{{ end }}`,
+		"values.yaml": "m:\n" + func() string {
+			var b strings.Builder
+			for _, k := range []string{"q", "w", "e", "r", "t", "z", "u", "i", "o", "p"} {
+				b.WriteString("  " + k + ": " + k + k + "\n")
+			}
+			return b.String()
+		}(),
+	}
+	c, err := Load(chartFS(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := func() string {
+		out, err := Execute(c, c.Values, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Manifests(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteStream(&buf, objs); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	first := render()
+	for i := 0; i < 20; i++ {
+		if got := render(); got != first {
+			t.Fatalf("render %d differs:\n%s\nvs\n%s", i, got, first)
+		}
+	}
+	if !strings.Contains(first, `keys: e,i,o,p,q,r,t,u,w,z`) {
+		t.Errorf("keys not sorted:\n%s", first)
+	}
+}

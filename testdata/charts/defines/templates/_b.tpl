@@ -1,0 +1,1 @@
+{{- define "d" -}}from-b{{- end -}}{{- define "onlyb" -}}b{{- end -}}

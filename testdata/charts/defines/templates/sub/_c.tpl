@@ -1,0 +1,1 @@
+{{- define "d" -}}from-sub{{- end -}}{{- define "deep" -}}sub{{- end -}}

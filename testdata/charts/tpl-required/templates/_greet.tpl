@@ -1,0 +1,1 @@
+{{- define "tr.greeting" -}}hello{{- end -}}
