@@ -5,29 +5,38 @@ import "strings"
 // Suggest returns the candidate closest to word when it is close enough to be
 // a likely typo ("modle" -> "model", "h100-mega" -> "h100-mega-80gb"), or "".
 func Suggest(word string, candidates []string) string {
-	best, bestDist := "", -1
+	type score struct {
+		dist, lenDiff int
+		name          string
+	}
+	better := func(a, b score) bool {
+		if a.dist != b.dist {
+			return a.dist < b.dist
+		}
+		if a.lenDiff != b.lenDiff {
+			return a.lenDiff < b.lenDiff
+		}
+		return a.name < b.name
+	}
 	lw := strings.ToLower(word)
+	var best *score
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := distance(lw, lc)
-		// A prefix or an extension of a candidate is a strong hint too.
-		if strings.HasPrefix(lc, lw) || strings.HasPrefix(lw, lc) {
-			if p := abs(len(lc) - len(lw)); p < d {
-				d = (p + 1) / 2
-			}
+		sc := score{dist: distance(lw, lc), lenDiff: abs(len(lc) - len(lw)), name: c}
+		// Typing the start of a name (or a name plus a bit) is the strongest
+		// hint there is.
+		if len(lw) >= 3 && (strings.HasPrefix(lc, lw) || strings.HasPrefix(lw, lc)) {
+			sc.dist = min(sc.dist, 1)
 		}
-		if bestDist < 0 || d < bestDist || (d == bestDist && c < best) {
-			best, bestDist = c, d
+		if best == nil || better(sc, *best) {
+			best = &sc
 		}
 	}
-	limit := 2
-	if n := len(word) / 3; n > limit {
-		limit = n
-	}
-	if best == "" || bestDist > limit || bestDist == 0 && best == word {
+	limit := max(2, len(word)/3)
+	if best == nil || best.dist > limit || best.name == word {
 		return ""
 	}
-	return best
+	return best.name
 }
 
 // distance is the Damerau-Levenshtein (optimal string alignment) distance, so
