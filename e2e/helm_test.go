@@ -30,6 +30,16 @@ func TestHelmConformance(t *testing.T) {
 		{"built-in chart with set", "../charts/llm", []string{"--kube-version", "1.36.0", "--namespace", "ml",
 			"--set", "accelerator.devices=4,download.tokenSecret.name=hf", "--set", "storage.create=false,storage.claimName=shared"}},
 	}
+	examples, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, ex := range examples {
+		cases = append(cases, struct {
+			name, chart string
+			args        []string
+		}{"example " + filepath.Base(ex), "../charts/llm", []string{"--kube-version", "1.36.0", "-f", ex}})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(charts, c.chart)

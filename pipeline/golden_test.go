@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/llmrender/llmrender/renderer"
@@ -52,3 +53,15 @@ func goldenCase(t *testing.T, name string, files ...string) {
 }
 
 func TestGoldenDefault(t *testing.T) { goldenCase(t, "default") }
+
+// Every example renders to its reviewed golden file.
+func TestGoldenExamples(t *testing.T) {
+	examples, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(examples) < 6 {
+		t.Fatalf("want the six scenario examples, found %v (%v)", examples, err)
+	}
+	for _, ex := range examples {
+		name := strings.TrimSuffix(filepath.Base(ex), ".yaml")
+		t.Run(name, func(t *testing.T) { goldenCase(t, name, filepath.Join("examples", name+".yaml")) })
+	}
+}
