@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
@@ -85,6 +86,8 @@ type Result struct {
 	Values    map[string]any // merged and validated
 	Positions *values.Positions
 	Objects   []*renderer.Object
+	Warnings  []rules.Finding // printed, never part of the output
+	Waived    []rules.Finding // findings the values waive by rule ID
 }
 
 // Values merges and validates the request's values without rendering.
@@ -105,11 +108,31 @@ func Values(req Request) (map[string]any, *values.Positions, error) {
 	return merged, pos, nil
 }
 
-// Render merges, validates and renders.
+// hasDomainRules tells whether the chart's values follow the built-in chart's
+// shape (model, accelerator, catalog), so the values rules apply.
+func (c *Chart) hasDomainRules() bool {
+	_, ok := c.Values["catalog"].(map[string]any)
+	return c.Metadata.Name == "llm" && ok
+}
+
+// Render merges, validates, checks the rules and renders. Rule errors stop
+// it; warnings come back in the result.
 func Render(req Request) (*Result, error) {
 	vals, pos, err := Values(req)
 	if err != nil {
 		return nil, err
+	}
+	var findings []rules.Finding
+	var waive []string
+	if req.Chart.hasDomainRules() {
+		findings = rules.CheckValues(vals, pos)
+		if failed := rules.Errors(findings); len(failed) > 0 {
+			kept, _ := rules.Apply(failed, waivers(vals))
+			if len(kept) > 0 {
+				return nil, &rules.Failed{Findings: kept}
+			}
+		}
+		waive = waivers(vals)
 	}
 	rendered, err := renderer.Execute(req.Chart.Chart, vals, req.Options)
 	if err != nil {
@@ -119,5 +142,45 @@ func Render(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Values: vals, Positions: pos, Objects: objs}, nil
+	decoded, err := Decode(objs)
+	if err != nil {
+		return nil, err
+	}
+	findings = append(findings, rules.CheckObjects(decoded)...)
+	kept, waived := rules.Apply(findings, waive)
+	if failed := rules.Errors(kept); len(failed) > 0 {
+		return nil, &rules.Failed{Findings: failed}
+	}
+	var warnings []rules.Finding
+	for _, f := range kept {
+		if f.Severity == rules.Warning {
+			warnings = append(warnings, f)
+		}
+	}
+	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: warnings, Waived: waived}, nil
+}
+
+func waivers(vals map[string]any) []string {
+	r, _ := vals["rules"].(map[string]any)
+	list, _ := r["waive"].([]any)
+	var out []string
+	for _, w := range list {
+		if s, ok := w.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Decode turns rendered objects into plain trees for the manifest rules.
+func Decode(objs []*renderer.Object) ([]rules.Object, error) {
+	out := make([]rules.Object, 0, len(objs))
+	for _, o := range objs {
+		var doc map[string]any
+		if err := o.Node.Decode(&doc); err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", o.Source, o.ID(), err)
+		}
+		out = append(out, rules.Object{Source: o.Source, Doc: doc})
+	}
+	return out, nil
 }

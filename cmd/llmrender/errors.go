@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 )
 
@@ -25,5 +27,25 @@ func formatError(err error) string {
 		}
 		return b.String()
 	}
+	var failed *rules.Failed
+	if errors.As(err, &failed) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "error: the workload breaks %d rule(s); see 'llmrender help rules' (waive one with rules.waive: [LR0xx]):", len(failed.Findings))
+		for _, f := range failed.Findings {
+			b.WriteString("\n  ")
+			b.WriteString(f.String())
+		}
+		return b.String()
+	}
 	return "error: " + err.Error()
+}
+
+// reportFindings prints warnings and waivers; they never change the output.
+func reportFindings(w io.Writer, warnings, waived []rules.Finding) {
+	for _, f := range warnings {
+		fmt.Fprintln(w, f.String())
+	}
+	for _, f := range waived {
+		fmt.Fprintf(w, "waived %s\n", strings.TrimPrefix(f.String(), string(f.Severity)+" "))
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmrender/llmrender/rules"
 )
 
 // Exit codes.
@@ -96,12 +98,19 @@ func printOverview(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nWith no command, llmrender renders the built-in chart's default example.")
-	fmt.Fprintln(w, "Run 'llmrender help COMMAND' for a command's flags.")
+	fmt.Fprintln(w, "Run 'llmrender help COMMAND' for a command's flags, 'llmrender help rules' for the rules.")
 }
 
 func runHelp(env *environment, args []string) error {
 	if len(args) == 0 {
 		printOverview(env.stdout)
+		return nil
+	}
+	if args[0] == "rules" {
+		fmt.Fprintln(env.stdout, "Rules (waive one in values with rules.waive: [LR0xx]):")
+		for _, r := range rules.All {
+			fmt.Fprintf(env.stdout, "  %s  %s\n", r.ID, r.Summary)
+		}
 		return nil
 	}
 	for _, c := range commands() {

@@ -75,6 +75,7 @@ func runRender(env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	reportFindings(env.stderr, res.Warnings, res.Waived)
 	if *outDir != "" {
 		return output.WriteDir(*outDir, res.Objects)
 	}
@@ -107,9 +108,11 @@ func runValidate(env *environment, args []string) error {
 	}
 	// Rendering is part of validation: the chart's own checks (required,
 	// fail) and the manifest checks run there.
-	if _, err := pipeline.Render(req); err != nil {
+	res, err := pipeline.Render(req)
+	if err != nil {
 		return err
 	}
+	reportFindings(env.stderr, res.Warnings, res.Waived)
 	_, err = env.stdout.Write([]byte("ok\n"))
 	return err
 }

@@ -1,0 +1,445 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Object is one decoded manifest.
+type Object struct {
+	Source string         // template or file it came from
+	Doc    map[string]any // the object as decoded YAML
+}
+
+func (o Object) kind() string      { return str(o.Doc, "kind") }
+func (o Object) name() string      { return str(o.Doc, "metadata", "name") }
+func (o Object) namespace() string { return str(o.Doc, "metadata", "namespace") }
+func (o Object) id() string        { return o.kind() + "/" + o.name() }
+
+// podTemplate is one pod spec inside an object, with how many pods (nodes)
+// run it.
+type podTemplate struct {
+	path     string
+	spec     map[string]any
+	replicas int64
+}
+
+// podTemplates finds the pod specs of the workload kinds the chart renders
+// (and that people write by hand).
+func podTemplates(o Object) []podTemplate {
+	d := o.Doc
+	one := func(path string, spec map[string]any, n int64) []podTemplate {
+		if spec == nil {
+			return nil
+		}
+		if n < 1 {
+			n = 1
+		}
+		return []podTemplate{{path, spec, n}}
+	}
+	switch o.kind() {
+	case "Pod":
+		return one("spec", mapAt(d, "spec"), 1)
+	case "Job":
+		n := integer(d, "spec", "parallelism")
+		return one("spec.template.spec", mapAt(d, "spec", "template", "spec"), n)
+	case "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet":
+		return one("spec.template.spec", mapAt(d, "spec", "template", "spec"), integer(d, "spec", "replicas"))
+	case "PyTorchJob":
+		return replicaSpecs(d, "pytorchReplicaSpecs")
+	case "MPIJob":
+		return replicaSpecs(d, "mpiReplicaSpecs")
+	case "RayCluster":
+		out := one("spec.headGroupSpec.template.spec", mapAt(d, "spec", "headGroupSpec", "template", "spec"), 1)
+		for i, g := range list(d, "spec", "workerGroupSpecs") {
+			out = append(out, one(fmt.Sprintf("spec.workerGroupSpecs[%d].template.spec", i), mapAt(g, "template", "spec"), integer(g, "replicas"))...)
+		}
+		return out
+	}
+	return nil
+}
+
+func replicaSpecs(d map[string]any, field string) []podTemplate {
+	specs := mapAt(d, "spec", field)
+	names := make([]string, 0, len(specs))
+	for k := range specs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []podTemplate
+	for _, n := range names {
+		if spec := mapAt(specs[n], "template", "spec"); spec != nil {
+			r := integer(specs[n], "replicas")
+			if r < 1 {
+				r = 1
+			}
+			out = append(out, podTemplate{fmt.Sprintf("spec.%s.%s.template.spec", field, n), spec, r})
+		}
+	}
+	return out
+}
+
+func containers(spec map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, key := range []string{"initContainers", "containers"} {
+		for _, c := range list(spec, key) {
+			if m, ok := c.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// commandLine is a container's command and args as one string, for rules
+// that look for flags whether they are list items or inside a shell line.
+func commandLine(c map[string]any) string {
+	var parts []string
+	for _, key := range []string{"command", "args"} {
+		for _, e := range list(c, key) {
+			if s, ok := e.(string); ok {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// accelerator resources whose count must match a process count.
+var deviceResources = []string{"nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"}
+
+func devicesOf(c map[string]any) (string, int64) {
+	for _, r := range deviceResources {
+		if n := integer(c, "resources", "limits", r); n > 0 {
+			return r, n
+		}
+		if n := integer(c, "resources", "requests", r); n > 0 {
+			return r, n
+		}
+	}
+	return "", 0
+}
+
+func objFinding(rule string, sev Severity, o Object, field, format string, args ...any) Finding {
+	return Finding{Rule: rule, Severity: sev, Where: o.id(), Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// CheckObjects runs every manifest rule over a set of objects.
+func CheckObjects(objs []Object) []Finding {
+	var fs []Finding
+	for _, rule := range []func([]Object) []Finding{
+		nprocMatchesDevices, rwoShared, indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets,
+	} {
+		fs = append(fs, rule(objs)...)
+	}
+	sortFindings(fs)
+	return fs
+}
+
+var nprocRE = regexp.MustCompile(`--nproc[_-]per[_-]node[= ]+(\d+)\b`)
+
+// LR001: torchrun must start one process per device the pod gets.
+func nprocMatchesDevices(objs []Object) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		for _, pt := range podTemplates(o) {
+			for i, c := range list(pt.spec, "containers") {
+				cm, _ := c.(map[string]any)
+				m := nprocRE.FindStringSubmatch(commandLine(cm))
+				res, n := devicesOf(cm)
+				if m == nil || n == 0 {
+					continue
+				}
+				nproc, _ := strconv.ParseInt(m[1], 10, 64)
+				want := n
+				if res == "aws.amazon.com/neuron" {
+					want = n * 2 // one process per NeuronCore, two per Trainium chip
+				}
+				if nproc != want {
+					out = append(out, objFinding("LR001", Error, o, fmt.Sprintf("%s.containers[%d]", pt.path, i),
+						"torchrun starts %d processes per node but the container gets %d x %s (%d processes expected)", nproc, n, res, want))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// LR002: pods on several nodes cannot share a ReadWriteOnce claim.
+func rwoShared(objs []Object) []Finding {
+	rwo := map[string]string{}
+	for _, o := range objs {
+		if o.kind() == "PersistentVolumeClaim" {
+			for _, m := range strings_(o.Doc, "spec", "accessModes") {
+				if m == "ReadWriteOnce" || m == "ReadWriteOncePod" {
+					rwo[o.name()] = m
+				}
+			}
+		}
+	}
+	var out []Finding
+	for _, o := range objs {
+		var pods int64
+		claims := map[string]bool{}
+		for _, pt := range podTemplates(o) {
+			for _, v := range list(pt.spec, "volumes") {
+				if claim := str(v, "persistentVolumeClaim", "claimName"); rwo[claim] != "" {
+					claims[claim] = true
+					pods += pt.replicas
+				}
+			}
+		}
+		if pods > 1 {
+			for claim := range claims {
+				out = append(out, objFinding("LR002", Error, o, "volumes", "%d pods on different nodes mount claim %s, which is %s; use ReadWriteMany storage", pods, claim, rwo[claim]))
+			}
+		}
+	}
+	return out
+}
+
+// LR003: an Indexed Job for distributed work needs stable pod DNS names and
+// must not retry single ranks.
+func indexedJobWiring(objs []Object) []Finding {
+	headless := map[string]map[string]any{}
+	for _, o := range objs {
+		if o.kind() == "Service" && str(o.Doc, "spec", "clusterIP") == "None" {
+			headless[o.name()] = mapAt(o.Doc, "spec", "selector")
+		}
+	}
+	var out []Finding
+	for _, o := range objs {
+		if o.kind() != "Job" || str(o.Doc, "spec", "completionMode") != "Indexed" || integer(o.Doc, "spec", "parallelism") < 2 {
+			continue
+		}
+		sub := str(o.Doc, "spec", "template", "spec", "subdomain")
+		switch sel, ok := headless[sub]; {
+		case sub == "":
+			out = append(out, objFinding("LR003", Error, o, "spec.template.spec.subdomain", "an Indexed Job for several nodes needs subdomain set to a headless Service, or ranks cannot find each other"))
+		case !ok:
+			out = append(out, objFinding("LR003", Error, o, "spec.template.spec.subdomain", "subdomain %s names no headless Service (clusterIP: None) in this set", sub))
+		case str(sel, "job-name") != o.name() && str(sel, "batch.kubernetes.io/job-name") != o.name():
+			out = append(out, objFinding("LR003", Error, o, "spec.template.spec.subdomain", "headless Service %s does not select this Job's pods (selector job-name: %s)", sub, o.name()))
+		}
+		if integer(o.Doc, "spec", "backoffLimit") > 0 {
+			out = append(out, objFinding("LR003", Error, o, "spec.backoffLimit", "backoffLimit is %d: a retried rank cannot rejoin a running torch.distributed job; set 0", integer(o.Doc, "spec", "backoffLimit")))
+		}
+	}
+	return out
+}
+
+// LR004: PET_RDZV_* exist only when the PyTorchJob is elastic.
+func petWithoutElastic(objs []Object) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		if o.kind() != "PyTorchJob" || get(o.Doc, "spec", "elasticPolicy") != nil {
+			continue
+		}
+		for _, pt := range podTemplates(o) {
+			for _, c := range containers(pt.spec) {
+				if strings.Contains(commandLine(c), "PET_RDZV_") {
+					out = append(out, objFinding("LR004", Error, o, pt.path, "container %s uses PET_RDZV_* but the PyTorchJob has no elasticPolicy, so the operator never sets them and the job never starts; add elasticPolicy or use MASTER_ADDR/RANK", str(c, "name")))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// LR005: RayJob lifecycle and cluster selection.
+func rayJobs(objs []Object) []Finding {
+	clusters := map[string]string{}
+	for _, o := range objs {
+		if o.kind() == "RayCluster" {
+			clusters[o.name()] = o.namespace()
+		}
+	}
+	var out []Finding
+	for _, o := range objs {
+		if o.kind() != "RayJob" {
+			continue
+		}
+		if _, ok := num(o.Doc, "spec", "ttlSecondsAfterFinished"); ok && !boolean(o.Doc, "spec", "shutdownAfterJobFinishes") {
+			out = append(out, objFinding("LR005", Error, o, "spec.ttlSecondsAfterFinished", "ttlSecondsAfterFinished needs shutdownAfterJobFinishes: true (KubeRay 1.4 and later reject the RayJob)"))
+		}
+		if name := str(o.Doc, "spec", "clusterSelector", "ray.io/cluster"); name != "" {
+			if ns, ok := clusters[name]; ok && ns != o.namespace() {
+				out = append(out, objFinding("LR005", Error, o, "spec.clusterSelector", "RayCluster %s is in namespace %q but the RayJob is in %q; a RayJob only finds clusters in its own namespace", name, ns, o.namespace()))
+			}
+		}
+	}
+	return out
+}
+
+// LR006: Volcano gangs must be fixed size and fit their queue.
+func gangSizes(objs []Object) []Finding {
+	queues := map[string]map[string]any{}
+	for _, o := range objs {
+		if o.kind() == "Queue" && strings.HasPrefix(str(o.Doc, "apiVersion"), "scheduling.volcano.sh/") {
+			queues[o.name()] = mapAt(o.Doc, "spec", "capability")
+		}
+	}
+	var out []Finding
+	for _, o := range objs {
+		if o.kind() != "RayCluster" || str(o.Doc, "metadata", "labels", "ray.io/scheduler-name") != "volcano" {
+			continue
+		}
+		for i, g := range list(o.Doc, "spec", "workerGroupSpecs") {
+			r, lo, hi := integer(g, "replicas"), integer(g, "minReplicas"), integer(g, "maxReplicas")
+			if lo != r || hi != r {
+				out = append(out, objFinding("LR006", Error, o, fmt.Sprintf("spec.workerGroupSpecs[%d]", i), "gang-scheduled worker group %s has replicas %d, minReplicas %d, maxReplicas %d; all three must be equal so the gang is complete", str(g, "groupName"), r, lo, hi))
+			}
+		}
+		queue := str(o.Doc, "metadata", "labels", "volcano.sh/queue-name")
+		capability, ok := queues[queue]
+		if !ok {
+			continue
+		}
+		need := map[string]float64{}
+		for _, pt := range podTemplates(o) {
+			for _, c := range list(pt.spec, "containers") {
+				for _, res := range []string{"cpu", "memory"} {
+					if q, ok := quantity(get(c, "resources", "requests", res)); ok {
+						need[res] += q * float64(pt.replicas)
+					}
+				}
+			}
+		}
+		for _, res := range []string{"cpu", "memory"} {
+			if limit, ok := quantity(capability[res]); ok && need[res] > limit {
+				out = append(out, objFinding("LR006", Error, o, "metadata.labels", "the cluster requests %s %s but queue %s allows %v; the gang would never be admitted", res, formatQuantity(res, need[res]), queue, capability[res]))
+			}
+		}
+	}
+	return out
+}
+
+func formatQuantity(res string, v float64) string {
+	if res == "memory" {
+		return fmt.Sprintf("%.0fGi", v/(1<<30))
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// LR007: NCCL and Neuron runtimes need a large /dev/shm, which counts
+// against the container's memory limit.
+func sharedMemory(objs []Object) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		for _, pt := range podTemplates(o) {
+			shmVolumes := map[string]float64{}
+			for _, v := range list(pt.spec, "volumes") {
+				if str(v, "emptyDir", "medium") == "Memory" {
+					size, _ := quantity(get(v, "emptyDir", "sizeLimit"))
+					shmVolumes[str(v, "name")] = size
+				}
+			}
+			for i, c := range list(pt.spec, "containers") {
+				cm, _ := c.(map[string]any)
+				res, n := devicesOf(cm)
+				if n < 2 {
+					continue
+				}
+				shm, found := -1.0, false
+				for _, m := range list(cm, "volumeMounts") {
+					if str(m, "mountPath") == "/dev/shm" {
+						if size, ok := shmVolumes[str(m, "name")]; ok {
+							shm, found = size, true
+						}
+					}
+				}
+				field := fmt.Sprintf("%s.containers[%d]", pt.path, i)
+				if !found {
+					out = append(out, objFinding("LR007", Error, o, field, "container %s uses %d x %s but has no /dev/shm memory volume; the default 64Mi makes NCCL and DataLoader workers fail", str(cm, "name"), n, res))
+					continue
+				}
+				if limit, ok := quantity(get(cm, "resources", "limits", "memory")); ok && shm > 0 && limit < shm {
+					out = append(out, objFinding("LR007", Error, o, field, "memory limit %v is below the /dev/shm size %s, which counts against it; the pod is killed when shm fills", get(cm, "resources", "limits", "memory"), formatQuantity("memory", shm)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// LR010: a mutable tag pulled on every start makes two runs differ.
+func mutableImages(objs []Object) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		for _, pt := range podTemplates(o) {
+			for _, c := range containers(pt.spec) {
+				image := str(c, "image")
+				if str(c, "imagePullPolicy") == "Always" && mutableTag(image) {
+					out = append(out, objFinding("LR010", Warning, o, pt.path, "container %s pulls %s with imagePullPolicy Always: each start may run a different image; pin a version tag or digest", str(c, "name"), image))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func mutableTag(image string) bool {
+	if strings.Contains(image, "@sha256:") {
+		return false
+	}
+	last := image[strings.LastIndex(image, "/")+1:]
+	tag := ""
+	if i := strings.LastIndex(last, ":"); i >= 0 {
+		tag = last[i+1:]
+	}
+	return tag == "" || tag == "latest"
+}
+
+var npRE = regexp.MustCompile(`(?:^|\s)(?:-np|-n|--np|-c)[= ]+(\d+)\b`)
+
+// LR012: mpirun must start exactly one rank per slot.
+func mpiSlots(objs []Object) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		if o.kind() != "MPIJob" {
+			continue
+		}
+		slots := integer(o.Doc, "spec", "slotsPerWorker")
+		if slots < 1 {
+			slots = 1
+		}
+		workers := integer(o.Doc, "spec", "mpiReplicaSpecs", "Worker", "replicas")
+		for _, c := range list(o.Doc, "spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "containers") {
+			line := commandLine(c.(map[string]any))
+			if !strings.Contains(line, "mpirun") {
+				continue
+			}
+			if m := npRE.FindStringSubmatch(line); m != nil {
+				np, _ := strconv.ParseInt(m[1], 10, 64)
+				if np != workers*slots {
+					out = append(out, objFinding("LR012", Error, o, "spec.mpiReplicaSpecs.Launcher", "mpirun -np %d but %d workers x %d slots = %d ranks", np, workers, slots, workers*slots))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Whole name parts only: HF_TOKEN and AWS_SECRET_ACCESS_KEY, not MAX_NEW_TOKENS.
+var secretNameRE = regexp.MustCompile(`(?i)(^|_)(token|secret|password|passwd|api_?key|access_?key|secret_?key|credentials?)($|_)`)
+
+// LR016: credentials in plain env end up in every copy of the manifest.
+func plainSecrets(objs []Object) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		for _, pt := range podTemplates(o) {
+			for _, c := range containers(pt.spec) {
+				for _, e := range list(c, "env") {
+					name, value := str(e, "name"), str(e, "value")
+					if value != "" && secretNameRE.MatchString(name) {
+						out = append(out, objFinding("LR016", Error, o, pt.path, "container %s sets %s to a literal value; reference a Secret with valueFrom.secretKeyRef", str(c, "name"), name))
+					}
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+// Package rules knows what breaks LLM workloads on real clusters. Each rule
+// has a stable ID (LR0xx). Values rules read the chart's values (they need
+// the model and accelerator catalog); manifest rules read rendered objects,
+// so they apply to any manifests, whatever produced them.
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity of a finding: errors stop a render, warnings are printed and never
+// change the output.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+)
+
+// Finding is one problem a rule found.
+type Finding struct {
+	Rule     string
+	Severity Severity
+	Where    string // "file:line:col", a flag, or "Kind/name" of an object
+	Field    string // JSON pointer into the values, or a field path in the object
+	Message  string
+}
+
+func (f Finding) String() string {
+	where := f.Where
+	if f.Field != "" {
+		if where != "" {
+			where += ": "
+		}
+		where += f.Field
+	}
+	return fmt.Sprintf("%s %s: %s: %s", f.Severity, f.Rule, where, f.Message)
+}
+
+// Rule describes a rule for documentation and the catalog.
+type Rule struct {
+	ID      string
+	Summary string
+}
+
+// All lists every rule, in ID order.
+var All = []Rule{
+	{"LR001", "process count per node (torchrun --nproc_per_node) differs from the devices requested, or from the model-parallel size a Meta checkpoint needs"},
+	{"LR002", "several nodes share a volume that only one node can mount (ReadWriteOnce or node-local storage)"},
+	{"LR003", "an Indexed Job for several nodes lacks its headless Service or pod subdomain, or retries (backoffLimit > 0)"},
+	{"LR004", "a PyTorchJob uses PET_RDZV_* without elasticPolicy, so the variables are never set"},
+	{"LR005", "a RayJob sets ttlSecondsAfterFinished without shutdownAfterJobFinishes, or selects a RayCluster in another namespace"},
+	{"LR006", "a gang-scheduled Ray worker group is not fixed size (minReplicas = maxReplicas = replicas), or the Volcano queue cannot hold the cluster"},
+	{"LR007", "a multi-device pod has no /dev/shm memory volume, or its memory limit is below the /dev/shm size"},
+	{"LR008", "the model does not fit in the accelerator memory of the nodes requested"},
+	{"LR009", "a gated model is downloaded without a token Secret, or a token, key or signed URL is pasted into values"},
+	{"LR010", "a mutable image tag (:latest or none) is pulled with imagePullPolicy Always, so runs are not reproducible"},
+	{"LR011", "the selected model or accelerator profile is not in the catalog"},
+	{"LR012", "mpirun -np differs from MPI workers x slotsPerWorker"},
+	{"LR013", "the storage size is smaller than the checkpoint"},
+	{"LR014", "the orchestration mode cannot run the requested number of nodes or steps"},
+	{"LR015", "a training workload has no script or command (the built-in program only does inference)"},
+	{"LR016", "a secret-looking environment variable has a literal value instead of a Secret reference"},
+}
+
+// Apply splits findings into those that stand and those waived by ID.
+func Apply(findings []Finding, waived []string) (kept, waivedOut []Finding) {
+	w := map[string]bool{}
+	for _, id := range waived {
+		w[id] = true
+	}
+	for _, f := range findings {
+		if w[f.Rule] {
+			waivedOut = append(waivedOut, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	return kept, waivedOut
+}
+
+// Errors returns only the error findings.
+func Errors(findings []Finding) []Finding {
+	var out []Finding
+	for _, f := range findings {
+		if f.Severity == Error {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Failed is a render stopped by rule errors.
+type Failed struct{ Findings []Finding }
+
+func (e *Failed) Error() string {
+	lines := make([]string, len(e.Findings))
+	for i, f := range e.Findings {
+		lines[i] = f.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Rule != fs[j].Rule {
+			return fs[i].Rule < fs[j].Rule
+		}
+		if fs[i].Where != fs[j].Where {
+			return fs[i].Where < fs[j].Where
+		}
+		return fs[i].Field < fs[j].Field
+	})
+}

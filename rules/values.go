@@ -1,0 +1,324 @@
+package rules
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/llmrender/llmrender/schema"
+	"github.com/llmrender/llmrender/values"
+)
+
+// Workload is the chart's values with what the templates derive from them:
+// the selected catalog entries and the effective sizes.
+type Workload struct {
+	V         map[string]any
+	Model     map[string]any
+	Acc       map[string]any
+	ModelName string
+	Profile   string
+	Mode      string
+	Type      string
+	Nodes     int64
+	Devices   int64 // per node
+}
+
+// NewWorkload reads the selections. It returns nil (and LR011 findings) when
+// the model or accelerator is not in the catalog.
+func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding) {
+	w := &Workload{V: v, ModelName: str(v, "model", "name"), Profile: str(v, "accelerator", "profile"),
+		Mode: str(v, "orchestration", "mode"), Type: str(v, "workload", "type"), Nodes: integer(v, "workload", "nodes")}
+	var fs []Finding
+	w.Model = mapAt(v, "catalog", "models", w.ModelName)
+	if w.Model == nil {
+		fs = append(fs, unknownEntry(pos, "/model/name", "model", w.ModelName, mapAt(v, "catalog", "models"), "catalog.models"))
+	}
+	w.Acc = mapAt(v, "catalog", "accelerators", w.Profile)
+	if w.Acc == nil {
+		fs = append(fs, unknownEntry(pos, "/accelerator/profile", "accelerator profile", w.Profile, mapAt(v, "catalog", "accelerators"), "catalog.accelerators"))
+	}
+	if fs != nil {
+		return nil, fs
+	}
+	w.Devices = integer(v, "accelerator", "devices")
+	if w.Devices <= 0 {
+		w.Devices = integer(w.Acc, "devicesPerNode")
+	}
+	if w.Nodes < 1 {
+		w.Nodes = 1
+	}
+	return w, nil
+}
+
+func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[string]any, where string) Finding {
+	names := make([]string, 0, len(catalog))
+	for k := range catalog {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	msg := fmt.Sprintf("%s %q is not in %s", what, name, where)
+	if hint := schema.Suggest(name, names); hint != "" {
+		msg += fmt.Sprintf("; did you mean %q?", hint)
+	}
+	msg += " (known: " + strings.Join(names, ", ") + "; add your own entry under " + where + ")"
+	return at(pos, "LR011", Error, ptr, msg)
+}
+
+func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Finding {
+	f := Finding{Rule: rule, Severity: sev, Field: ptr, Message: msg}
+	if loc, ok := pos.Lookup(ptr); ok {
+		f.Where = loc.String()
+	}
+	return f
+}
+
+// CheckValues runs every values rule on the merged values of the llm chart.
+func CheckValues(v map[string]any, pos *values.Positions) []Finding {
+	w, fs := NewWorkload(v, pos)
+	fs = append(fs, secretsInValues(v, pos, "")...)
+	if w == nil {
+		sortFindings(fs)
+		return fs
+	}
+	for _, rule := range []func(*Workload, *values.Positions) []Finding{
+		metaModelParallel, sharedStorage, fit, gatedDownload, storageSize, modeShape, trainingProgram,
+	} {
+		fs = append(fs, rule(w, pos)...)
+	}
+	sortFindings(fs)
+	return fs
+}
+
+// LR001: Meta checkpoints are sharded for a fixed number of processes.
+func metaModelParallel(w *Workload, pos *values.Positions) []Finding {
+	if str(w.V, "model", "format") != "meta" {
+		return nil
+	}
+	formats := strings_(w.Model, "formats")
+	if !contains(formats, "meta") {
+		return []Finding{at(pos, "LR001", Error, "/model/format", fmt.Sprintf("model %s has no Meta-format checkpoint (formats: %s); use format: hf", w.ModelName, strings.Join(formats, ", ")))}
+	}
+	mp := integer(w.Model, "modelParallel")
+	procs := w.Devices * w.Nodes
+	if mp > 0 && procs != mp {
+		return []Finding{at(pos, "LR001", Error, "/accelerator/devices", fmt.Sprintf(
+			"Meta checkpoints of %s are sharded for exactly %d processes (model-parallel size), but %d node(s) x %d device(s) start %d; set accelerator.devices: %d with workload.nodes: 1, or use format: hf",
+			w.ModelName, mp, w.Nodes, w.Devices, procs, mp))}
+	}
+	return nil
+}
+
+// LR002: a ReadWriteOnce or node-local volume cannot be shared by nodes.
+func sharedStorage(w *Workload, pos *values.Positions) []Finding {
+	if w.Nodes < 2 {
+		return nil
+	}
+	if boolean(w.V, "storage", "nodeLocal") {
+		return []Finding{at(pos, "LR002", Error, "/storage/nodeLocal", fmt.Sprintf(
+			"%d nodes cannot share node-local storage (class %q pins the volume to one node); use a ReadWriteMany class such as NFS, Filestore or FSx",
+			w.Nodes, str(w.V, "storage", "storageClassName")))}
+	}
+	mode := str(w.V, "storage", "accessMode")
+	if mode == "ReadWriteOnce" || mode == "ReadWriteOncePod" {
+		return []Finding{at(pos, "LR002", Error, "/storage/accessMode", fmt.Sprintf(
+			"%d nodes cannot share a %s volume; use ReadWriteMany storage", w.Nodes, mode))}
+	}
+	return nil
+}
+
+// Estimate is the accelerator memory a workload needs and what it gets.
+type Estimate struct {
+	NeedBytes, HaveBytes float64
+	Basis                string // how NeedBytes was computed
+}
+
+// FitEstimate computes the memory estimate of LR008.
+func FitEstimate(w *Workload) Estimate {
+	params, _ := num(w.Model, "params")
+	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
+	have := float64(w.Nodes*w.Devices) * perDevice * 1e9
+	switch {
+	case w.Type == "inference":
+		layers, _ := num(w.Model, "layers")
+		kv, _ := num(w.Model, "kvHeads")
+		hidden, _ := num(w.Model, "hidden")
+		heads, _ := num(w.Model, "heads")
+		seq, _ := num(w.V, "workload", "maxSeqLen")
+		batch, _ := num(w.V, "workload", "batchSize")
+		headDim := 0.0
+		if heads > 0 {
+			headDim = hidden / heads
+		}
+		weights := params * 2
+		cache := 2 * layers * kv * headDim * 2 * seq * batch
+		return Estimate{NeedBytes: weights + cache, HaveBytes: have,
+			Basis: fmt.Sprintf("bf16 weights %s + KV cache %s for %g x %g tokens", human(weights), human(cache), batch, seq)}
+	case boolean(w.V, "workload", "lora"):
+		return Estimate{NeedBytes: params * 2 * 1.2, HaveBytes: have, Basis: "LoRA: frozen bf16 weights + 20% for adapters and activations"}
+	default:
+		return Estimate{NeedBytes: params * 18, HaveBytes: have, Basis: fmt.Sprintf("full %s with AdamW: ~18 bytes/parameter x %s parameters", w.Type, count(params))}
+	}
+}
+
+// LR008: the model must fit in the memory of the devices requested.
+func fit(w *Workload, pos *values.Positions) []Finding {
+	if str(w.Acc, "resource") == "" {
+		return nil // CPU only: host memory, checked by the scheduler
+	}
+	e := FitEstimate(w)
+	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
+	avail := fmt.Sprintf("%d node(s) x %d x %g GB = %s available", w.Nodes, w.Devices, perDevice, human(e.HaveBytes))
+	switch {
+	case e.NeedBytes > e.HaveBytes:
+		hint := "add nodes or devices"
+		if w.Type == "finetune" && !boolean(w.V, "workload", "lora") {
+			hint += ", or use LoRA (workload.lora: true)"
+		}
+		if w.Type == "inference" {
+			hint += ", or lower workload.maxSeqLen / batchSize"
+		}
+		return []Finding{at(pos, "LR008", Error, "/model/name", fmt.Sprintf("%s needs ~%s (%s), %s; %s",
+			w.ModelName, human(e.NeedBytes), e.Basis, avail, hint))}
+	case e.NeedBytes > 0.9*e.HaveBytes:
+		return []Finding{at(pos, "LR008", Warning, "/model/name", fmt.Sprintf("%s needs ~%s (%s), %s: less than 10%% headroom for activations",
+			w.ModelName, human(e.NeedBytes), e.Basis, avail))}
+	}
+	return nil
+}
+
+// LR009: gated downloads need a token Secret; Meta downloads need the URL Secret.
+func gatedDownload(w *Workload, pos *values.Positions) []Finding {
+	if !boolean(w.V, "download", "enabled") {
+		return nil
+	}
+	source := str(w.V, "download", "source")
+	if source == "meta" && str(w.V, "download", "urlSecret", "name") == "" {
+		return []Finding{at(pos, "LR009", Error, "/download/urlSecret", "download.source meta needs the signed URL in a Secret: create one (kubectl create secret generic llama-url --from-literal=url=...) and set download.urlSecret.name")}
+	}
+	if source == "huggingface" && boolean(w.Model, "gated") && str(w.V, "download", "tokenSecret", "name") == "" {
+		return []Finding{at(pos, "LR009", Error, "/model/name", fmt.Sprintf(
+			"%s is gated on Hugging Face: accept its licence and reference a token Secret (kubectl create secret generic huggingface-secret --from-literal=token=...; download.tokenSecret.name: huggingface-secret)",
+			str(w.Model, "hfRepo")))}
+	}
+	return nil
+}
+
+var secretPatterns = []struct {
+	re   *regexp.Regexp
+	what string
+}{
+	{regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), "a Hugging Face token"},
+	{regexp.MustCompile(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`), "an AWS access key"},
+	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
+	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}`), "a GitHub token"},
+	{regexp.MustCompile(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
+}
+
+// LR009: credentials never belong in values; they would end up in the output.
+func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var out []Finding
+		for _, k := range keys {
+			out = append(out, secretsInValues(x[k], pos, ptr+"/"+values.EscapePointer(k))...)
+		}
+		return out
+	case []any:
+		var out []Finding
+		for i, e := range x {
+			out = append(out, secretsInValues(e, pos, fmt.Sprintf("%s/%d", ptr, i))...)
+		}
+		return out
+	case string:
+		for _, p := range secretPatterns {
+			if p.re.MatchString(x) {
+				return []Finding{at(pos, "LR009", Error, ptr, fmt.Sprintf(
+					"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", p.what))}
+			}
+		}
+	}
+	return nil
+}
+
+// LR013: an explicit storage size smaller than the checkpoint cannot work.
+func storageSize(w *Workload, pos *values.Positions) []Finding {
+	size := str(w.V, "storage", "size")
+	if size == "" || !boolean(w.V, "storage", "create") || !boolean(w.V, "download", "enabled") {
+		return nil
+	}
+	have, ok := quantity(size)
+	need, _ := num(w.Model, "checkpointBytes")
+	if ok && have < need*1.1 {
+		return []Finding{at(pos, "LR013", Error, "/storage/size", fmt.Sprintf("%s holds less than the %s checkpoint of %s plus 10%%; leave storage.size empty to compute it",
+			size, human(need), w.ModelName))}
+	}
+	return nil
+}
+
+// LR014: modes that run one pod cannot run several nodes; precompile only
+// exists where there is a step for it.
+func modeShape(w *Workload, pos *values.Positions) []Finding {
+	var out []Finding
+	if (w.Mode == "pod" || w.Mode == "job") && w.Nodes > 1 {
+		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
+			"mode %s runs one pod, but workload.nodes is %d; use indexed-job, pytorchjob, rayjob or mpijob for several nodes", w.Mode, w.Nodes)))
+	}
+	if boolean(w.V, "steps", "precompile", "enabled") && w.Mode != "rayjob" && w.Mode != "mpijob" {
+		out = append(out, at(pos, "LR014", Warning, "/steps/precompile/enabled", fmt.Sprintf(
+			"mode %s has no precompile step; it is ignored (rayjob and mpijob have one)", w.Mode)))
+	}
+	if boolean(w.V, "steps", "preprocess", "enabled") && len(list(w.V, "steps", "preprocess", "command")) == 0 {
+		out = append(out, at(pos, "LR014", Error, "/steps/preprocess/command", "steps.preprocess is enabled but has no command"))
+	}
+	return out
+}
+
+// LR015: the built-in program is text generation; training needs a script.
+func trainingProgram(w *Workload, pos *values.Positions) []Finding {
+	if w.Type == "inference" || w.Mode == "mpijob" || w.Mode == "rayjob" {
+		return nil
+	}
+	if str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
+		return []Finding{at(pos, "LR015", Error, "/workload/script", fmt.Sprintf(
+			"a %s workload needs workload.script (the program torchrun runs) or workload.command; the built-in program only does inference", w.Type))}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// human prints bytes in decimal units, as accelerator memory is sold.
+func human(b float64) string {
+	switch {
+	case b >= 1e12:
+		return fmt.Sprintf("%.2f TB", b/1e12)
+	case b >= 1e9:
+		return fmt.Sprintf("%.1f GB", b/1e9)
+	default:
+		return fmt.Sprintf("%.0f MB", math.Max(b/1e6, 1))
+	}
+}
+
+func count(n float64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", n/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", n/1e6)
+	}
+	return fmt.Sprintf("%.0f", n)
+}
