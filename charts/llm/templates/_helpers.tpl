@@ -255,15 +255,17 @@ PET_* variables the PyTorchJob operator injects). */}}
   print(out[0]["generated_text"])
 {{- else -}}
 - torchrun
+{{- /* One process per GPU, or per NeuronCore on Trainium. */ -}}
+{{- $nproc := ternary (int $c.neuronCores) (int $c.devices) $c.neuron }}
 {{- if eq (toString .pet) "elastic" }}
 - --nnodes=$(PET_NNODES)
-- --nproc_per_node={{ int $c.devices }}
+- --nproc_per_node={{ $nproc }}
 - --rdzv_id=$(PET_RDZV_ID)
 - --rdzv_backend=$(PET_RDZV_BACKEND)
 - --rdzv_endpoint=$(PET_RDZV_ENDPOINT)
 {{- else }}
 - --nnodes={{ int $c.nodes }}
-- --nproc_per_node={{ int $c.devices }}
+- --nproc_per_node={{ $nproc }}
 {{- if gt (int $c.nodes) 1 }}
 - --node_rank={{ .rank }}
 - --master_addr={{ .master }}

@@ -1,0 +1,85 @@
+package rules_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/rules"
+	"github.com/llmrender/llmrender/values"
+)
+
+// check runs the values rules over the built-in chart's defaults with the
+// given values file on top.
+func check(t *testing.T, src string) []rules.Finding {
+	t.Helper()
+	c, err := pipeline.BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, pos, err := values.ParseYAML("v.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := values.NewPositions()
+	all.Overlay(c.ValuesPositions)
+	all.Overlay(pos)
+	return rules.CheckValues(values.Coalesce(c.Values, user), all)
+}
+
+func TestValuesRules(t *testing.T) {
+	cases := []struct {
+		name, src, want string // want "" means no finding at all
+	}{
+		{"defaults", "", ""},
+		{"LR011 model typo", "model:\n  name: llama-2-7\n", `error LR011: v.yaml:2:9: /model/name: model "llama-2-7" is not in catalog.models; did you mean "llama-2-7b"?`},
+		{"LR011 accelerator typo", "accelerator:\n  profile: h100-mega\n", `did you mean "h100-mega-80gb"?`},
+		{"LR011 user catalog entry", "model:\n  name: mine\ncatalog:\n  models:\n    mine:\n      hfRepo: me/mine\n      params: 1000000\n      checkpointBytes: 2000000\n", ""},
+		{"LR001 meta mp", "model:\n  name: llama-2-13b\n  format: meta\naccelerator:\n  devices: 1\ndownload:\n  source: meta\n  urlSecret:\n    name: u\n", "error LR001: v.yaml:5:12: /accelerator/devices: Meta checkpoints of llama-2-13b are sharded for exactly 2 processes"},
+		{"LR001 meta ok", "model:\n  name: llama-2-13b\n  format: meta\naccelerator:\n  devices: 2\ndownload:\n  source: meta\n  urlSecret:\n    name: u\n", ""},
+		{"LR001 no meta format", "model:\n  format: meta\ndownload:\n  source: meta\n  urlSecret:\n    name: u\n", "has no Meta-format checkpoint"},
+		{"LR002 node-local", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  nodeLocal: true\n  storageClassName: openebs-zfspv\n", `error LR002: v.yaml:7:14: /storage/nodeLocal: 2 nodes cannot share node-local storage (class "openebs-zfspv"`},
+		{"LR002 rwx ok", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\n", ""},
+		{"LR008 does not fit", "model:\n  name: llama-3-70b\nworkload:\n  type: finetune\n  script: t.py\naccelerator:\n  devices: 8\ndownload:\n  tokenSecret:\n    name: hf\n", "error LR008: v.yaml:2:9: /model/name: llama-3-70b needs ~1.27 TB (full finetune with AdamW: ~18 bytes/parameter x 70.6B parameters), 1 node(s) x 8 x 80 GB = 640.0 GB available; add nodes or devices, or use LoRA"},
+		{"LR008 lora fits", "model:\n  name: llama-3-70b\nworkload:\n  type: finetune\n  script: t.py\n  lora: true\naccelerator:\n  devices: 8\ndownload:\n  tokenSecret:\n    name: hf\n", ""},
+		{"LR008 inference kv cache", "model:\n  name: llama-2-7b\nworkload:\n  maxSeqLen: 4096\n  batchSize: 64\ndownload:\n  tokenSecret:\n    name: hf\n", "KV cache 137.4 GB for 64 x 4096 tokens"},
+		{"LR008 tight is a warning", "model:\n  name: llama-2-70b\naccelerator:\n  devices: 2\nworkload:\n  maxSeqLen: 4096\n  batchSize: 16\ndownload:\n  tokenSecret:\n    name: hf\n", "warning LR008"},
+		{"LR009 gated without token", "model:\n  name: llama-3-8b\n", "error LR009: v.yaml:2:9: /model/name: meta-llama/Meta-Llama-3-8B is gated on Hugging Face"},
+		{"LR009 gated, download off", "model:\n  name: llama-3-8b\ndownload:\n  enabled: false\n", ""},
+		{"LR009 meta without url secret", "download:\n  source: meta\n", "download.source meta needs the signed URL in a Secret"},
+		{"LR009 signed url pasted", "output:\n  uri: https://bucket.s3.amazonaws.com/x?X-Amz-Signature=abc\n", "error LR009: v.yaml:2:8: /output/uri: this looks like a signed URL"},
+		{"LR009 aws key", "workload:\n  env:\n    - name: X\n      value: AKIAABCDEFGHIJKLMNOP\n", "this looks like an AWS access key"},
+		{"LR009 private key", "workload:\n  prompt: \"-----BEGIN RSA PRIVATE KEY-----\"\n", "this looks like a private key"},
+		{"LR013 storage too small", "storage:\n  size: 1Gi\n", "error LR013: v.yaml:2:9: /storage/size: 1Gi holds less than the 2.2 GB checkpoint"},
+		{"LR014 job with nodes", "workload:\n  nodes: 2\n  script: t.py\n", "error LR014: v.yaml:2:10: /workload/nodes: mode job runs one pod, but workload.nodes is 2"},
+		{"LR014 precompile ignored", "steps:\n  precompile:\n    enabled: true\n", "warning LR014"},
+		{"LR015 training without script", "workload:\n  type: finetune\n", "error LR015"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			found := check(t, c.src)
+			var text []string
+			for _, f := range found {
+				text = append(text, f.String())
+			}
+			all := strings.Join(text, "\n")
+			if c.want == "" {
+				if len(found) != 0 {
+					t.Errorf("want no findings, got:\n%s", all)
+				}
+				return
+			}
+			if !strings.Contains(all, c.want) {
+				t.Errorf("findings lack %q:\n%s", c.want, all)
+			}
+		})
+	}
+}
+
+func TestApplyWaivers(t *testing.T) {
+	fs := []rules.Finding{{Rule: "LR007", Severity: rules.Error}, {Rule: "LR008", Severity: rules.Error}}
+	kept, waived := rules.Apply(fs, []string{"LR008"})
+	if len(kept) != 1 || kept[0].Rule != "LR007" || len(waived) != 1 || waived[0].Rule != "LR008" {
+		t.Errorf("kept %v waived %v", kept, waived)
+	}
+}
