@@ -72,3 +72,31 @@ func TestHelmConformanceFailures(t *testing.T) {
 		t.Fatalf("llmrender: %v", err)
 	}
 }
+
+// The exported chart is the built-in chart: helm renders it to the same
+// objects as llmrender does for every example.
+func TestChartExportWithHelm(t *testing.T) {
+	helm := tool(t, "LLMRENDER_HELM")
+	dir := filepath.Join(t.TempDir(), "llm")
+	if _, err := runTool(t, llmrenderBin, "chart", "export", dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runTool(t, helm, "lint", dir); err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	for _, ex := range examples {
+		helmOut, err := runTool(t, helm, "template", "llm", dir, "-f", ex, "--kube-version", "1.36.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ourOut, err := runTool(t, llmrenderBin, "render", "-f", ex, "--kube-version", "1.36.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameObjects(t, "exported "+filepath.Base(ex), objects(t, helmOut), objects(t, ourOut))
+	}
+	if _, err := runTool(t, llmrenderBin, "chart", "export", dir); err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Errorf("export over a non-empty directory: %v", err)
+	}
+}

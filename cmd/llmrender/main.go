@@ -45,6 +45,7 @@ func commands() []command {
 		{"render", "render the manifest set (the default command)", runRender},
 		{"validate", "check values against the schema and rules, render nothing", runValidate},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
+		{"chart", "chart export DIR: write the built-in chart, for helm", runChart},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", runHelp},
 	}
