@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -64,13 +63,8 @@ func podTemplates(o Object) []podTemplate {
 
 func replicaSpecs(d map[string]any, field string) []podTemplate {
 	specs := mapAt(d, "spec", field)
-	names := make([]string, 0, len(specs))
-	for k := range specs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	var out []podTemplate
-	for _, n := range names {
+	for _, n := range sortedKeys(specs) {
 		if spec := mapAt(specs[n], "template", "spec"); spec != nil {
 			r := integer(specs[n], "replicas")
 			if r < 1 {

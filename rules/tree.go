@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -96,4 +97,15 @@ func quantity(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
+}
+
+// sortedKeys returns a map's keys in order, so findings come out the same
+// every run.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/llmrender/llmrender/schema"
@@ -53,11 +52,7 @@ func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding)
 }
 
 func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[string]any, where string) Finding {
-	names := make([]string, 0, len(catalog))
-	for k := range catalog {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := sortedKeys(catalog)
 	msg := fmt.Sprintf("%s %q is not in %s", what, name, where)
 	if hint := schema.Suggest(name, names); hint != "" {
 		msg += fmt.Sprintf("; did you mean %q?", hint)
@@ -220,13 +215,8 @@ var secretPatterns = []struct {
 func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var out []Finding
-		for _, k := range keys {
+		for _, k := range sortedKeys(x) {
 			out = append(out, secretsInValues(x[k], pos, ptr+"/"+values.EscapePointer(k))...)
 		}
 		return out
