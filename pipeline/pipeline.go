@@ -125,14 +125,13 @@ func Render(req Request) (*Result, error) {
 	var findings []rules.Finding
 	var waive []string
 	if req.Chart.hasDomainRules() {
-		findings = rules.CheckValues(vals, pos)
-		if failed := rules.Errors(findings); len(failed) > 0 {
-			kept, _ := rules.Apply(failed, waivers(vals))
-			if len(kept) > 0 {
-				return nil, &rules.Failed{Findings: kept}
-			}
-		}
 		waive = waivers(vals)
+		findings = rules.CheckValues(vals, pos)
+		// Values errors stop before rendering: the templates would only fail
+		// later with a less helpful message.
+		if kept, _ := rules.Apply(rules.Errors(findings), waive); len(kept) > 0 {
+			return nil, &rules.Failed{Findings: kept}
+		}
 	}
 	rendered, err := renderer.Execute(req.Chart.Chart, vals, req.Options)
 	if err != nil {
