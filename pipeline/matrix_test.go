@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/llmrender/llmrender/rules"
@@ -42,8 +43,8 @@ func TestMatrix(t *testing.T) {
 					if mode == "pod" || mode == "job" {
 						nodes = 1
 					}
-					set := fmt.Sprintf("model.name=%s,accelerator.profile=%s,accelerator.devices=0,orchestration.mode=%s,workload.nodes=%d,workload.script=run.py,workload.type=%s,download.tokenSecret.name=hf", m, a, mode, nodes, typ)
-					res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{set}}})
+					set := fmt.Sprintf("model.name=%s,accelerator.profile=%s,accelerator.devices=0,orchestration.mode=%s,workload.nodes=%d,workload.script=run.py,workload.type=%s,download.tokenSecret.name=hf,steps.preprocess.enabled=true", m, a, mode, nodes, typ)
+					res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{set}, SetString: []string{"steps.preprocess.command[0]=prepare.sh"}}})
 					var failed *rules.Failed
 					switch {
 					case errors.As(err, &failed):
@@ -65,6 +66,7 @@ func TestMatrix(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					checkDependsOn(t, set, objs)
 					found := 0
 					for _, o := range objs {
 						walkContainers(o.Doc, func(c map[string]any) {
@@ -110,6 +112,31 @@ func walkContainers(v any, fn func(map[string]any)) {
 	case []any:
 		for _, e := range x {
 			walkContainers(e, fn)
+		}
+	}
+}
+
+// checkDependsOn requires every config.kubernetes.io/depends-on entry
+// (group/namespaces/NS/Kind/name or group/Kind/name) to name an object of
+// the same render.
+func checkDependsOn(t *testing.T, set string, objs []rules.Object) {
+	t.Helper()
+	have := map[string]bool{}
+	for _, o := range objs {
+		have[fmt.Sprintf("%v/%v", o.Doc["kind"], o.Doc["metadata"].(map[string]any)["name"])] = true
+	}
+	for _, o := range objs {
+		ann, _ := o.Doc["metadata"].(map[string]any)["annotations"].(map[string]any)
+		deps, _ := ann["config.kubernetes.io/depends-on"].(string)
+		if deps == "" {
+			continue
+		}
+		for _, ref := range strings.Split(deps, ",") {
+			parts := strings.Split(ref, "/")
+			target := strings.Join(parts[len(parts)-2:], "/")
+			if !have[target] {
+				t.Errorf("%s: %v/%v depends on %s, which is not rendered", set, o.Doc["kind"], o.Doc["metadata"].(map[string]any)["name"], ref)
+			}
 		}
 	}
 }

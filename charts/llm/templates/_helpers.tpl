@@ -85,6 +85,30 @@ annotations:
 {{- end }}
 {{- end -}}
 
+{{/* The depends-on entries of a step, as a JSON list: the claim it mounts
+when the chart creates it (claim: true), and the object that writes the
+marker it waits for (dict: root, ctx, waits, claim). */}}
+{{- define "llm.stepDeps" -}}
+{{- $root := .root -}}
+{{- $c := .ctx -}}
+{{- $mode := $root.Values.orchestration.mode -}}
+{{- $deps := list -}}
+{{- if and .claim $root.Values.storage.create }}
+{{- $deps = append $deps (include "llm.ref" (dict "root" $root "kind" "PersistentVolumeClaim" "name" $c.claimName)) }}
+{{- end }}
+{{- $writer := dict "root" $root "group" "batch" "kind" "Job" "name" (printf "%s-%s" $c.name .waits) }}
+{{- if eq .waits "weights" }}
+{{- $_ := set $writer "name" (printf "%s-download" $c.name) }}
+{{- if eq $mode "pod" }}{{ $_ := set $writer "group" "" }}{{ $_ := set $writer "kind" "Pod" }}{{ end }}
+{{- else if eq $mode "rayjob" }}
+{{- $_ := set $writer "group" "ray.io" }}{{ $_ := set $writer "kind" "RayJob" }}
+{{- else if eq .waits "precompile" }}
+{{- $_ := set $writer "group" "kubeflow.org" }}{{ $_ := set $writer "kind" "MPIJob" }}
+{{- end }}
+{{- if .waits }}{{ $deps = append $deps (include "llm.ref" $writer) }}{{ end }}
+{{- toJson $deps }}
+{{- end -}}
+
 {{/* A depends-on reference (kustomize/kpt format) to an object of this release. */}}
 {{- define "llm.ref" -}}
 {{- $ns := .root.Release.Namespace -}}
@@ -95,19 +119,23 @@ annotations:
 {{- end -}}
 {{- end -}}
 
-{{/* Pod-level settings shared by every workload pod (dict: root, ctx). */}}
-{{- define "llm.podCommon" -}}
-{{- $v := .root.Values -}}
-{{- $c := .ctx -}}
-{{- with $c.serviceAccount }}
+{{/* Who a pod runs as and pulls with; every pod of the release (dict: root, ctx). */}}
+{{- define "llm.podIdentity" -}}
+{{- with .ctx.serviceAccount }}
 serviceAccountName: {{ . }}
 {{- end }}
-{{- with $v.workload.imagePullSecrets }}
+{{- with .root.Values.workload.imagePullSecrets }}
 imagePullSecrets:
   {{- range . }}
   - name: {{ . | quote }}
   {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* Pod-level settings shared by every accelerator pod (dict: root, ctx). */}}
+{{- define "llm.podCommon" -}}
+{{- $c := .ctx -}}
+{{- include "llm.podIdentity" . }}
 {{- with $c.acc.nodeSelector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
@@ -310,15 +338,7 @@ then write the marker (dict: root, ctx, fetch, marker). */}}
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 restartPolicy: {{ ternary "OnFailure" "Never" (ne $v.orchestration.mode "pod") }}
-{{- with $c.serviceAccount }}
-serviceAccountName: {{ . }}
-{{- end }}
-{{- with $v.workload.imagePullSecrets }}
-imagePullSecrets:
-  {{- range . }}
-  - name: {{ . | quote }}
-  {{- end }}
-{{- end }}
+{{- include "llm.podIdentity" . }}
 containers:
   - name: download
     image: {{ $v.download.image | quote }}
