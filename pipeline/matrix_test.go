@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
@@ -14,15 +13,6 @@ import (
 // computeContainers are the containers that run the model in each mode.
 var computeContainers = map[string]bool{"main": true, "pytorch": true, "ray-worker": true, "worker": true}
 
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Every workload type x model x accelerator x mode either renders, with the accelerator
 // requested by every compute container, or fails with a rule ID.
 func TestMatrix(t *testing.T) {
@@ -31,8 +21,8 @@ func TestMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	catalog := c.Values["catalog"].(map[string]any)
-	models := sortedKeys(catalog["models"].(map[string]any))
-	accels := sortedKeys(catalog["accelerators"].(map[string]any))
+	models := values.SortedKeys(catalog["models"].(map[string]any))
+	accels := values.SortedKeys(catalog["accelerators"].(map[string]any))
 	modes := []string{"pod", "job", "indexed-job", "pytorchjob", "rayjob", "mpijob"}
 	rendered, refused := 0, map[string]int{}
 	for _, typ := range []string{"inference", "finetune"} {

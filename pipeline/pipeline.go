@@ -125,11 +125,11 @@ func Render(req Request) (*Result, error) {
 	var findings []rules.Finding
 	var waive []string
 	if req.Chart.hasDomainRules() {
-		waive = waivers(vals)
+		waive = rules.Waivers(vals)
 		findings = rules.CheckValues(vals, pos)
 		// Values errors stop before rendering: the templates would only fail
 		// later with a less helpful message.
-		if kept, _ := rules.Apply(rules.Errors(findings), waive); len(kept) > 0 {
+		if kept, _ := rules.Apply(rules.Only(findings, rules.Error), waive); len(kept) > 0 {
 			return nil, &rules.Failed{Findings: kept}
 		}
 	}
@@ -147,28 +147,10 @@ func Render(req Request) (*Result, error) {
 	}
 	findings = append(findings, rules.CheckObjects(decoded)...)
 	kept, waived := rules.Apply(findings, waive)
-	if failed := rules.Errors(kept); len(failed) > 0 {
+	if failed := rules.Only(kept, rules.Error); len(failed) > 0 {
 		return nil, &rules.Failed{Findings: failed}
 	}
-	var warnings []rules.Finding
-	for _, f := range kept {
-		if f.Severity == rules.Warning {
-			warnings = append(warnings, f)
-		}
-	}
-	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: warnings, Waived: waived}, nil
-}
-
-func waivers(vals map[string]any) []string {
-	r, _ := vals["rules"].(map[string]any)
-	list, _ := r["waive"].([]any)
-	var out []string
-	for _, w := range list {
-		if s, ok := w.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
+	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived}, nil
 }
 
 // Decode turns rendered objects into plain trees for the manifest rules.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/llmrender/llmrender/values"
 )
 
 // Object is one decoded manifest.
@@ -64,7 +66,7 @@ func podTemplates(o Object) []podTemplate {
 func replicaSpecs(d map[string]any, field string) []podTemplate {
 	specs := mapAt(d, "spec", field)
 	var out []podTemplate
-	for _, n := range sortedKeys(specs) {
+	for _, n := range values.SortedKeys(specs) {
 		if spec := mapAt(specs[n], "template", "spec"); spec != nil {
 			r := integer(specs[n], "replicas")
 			if r < 1 {
@@ -167,7 +169,7 @@ func rwoShared(objs []Object) []Finding {
 	rwo := map[string]string{}
 	for _, o := range objs {
 		if o.kind() == "PersistentVolumeClaim" {
-			for _, m := range strings_(o.Doc, "spec", "accessModes") {
+			for _, m := range stringList(o.Doc, "spec", "accessModes") {
 				if m == "ReadWriteOnce" || m == "ReadWriteOncePod" {
 					rwo[o.name()] = m
 				}

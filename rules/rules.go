@@ -81,16 +81,19 @@ func Apply(findings []Finding, waived []string) (kept, waivedOut []Finding) {
 	return kept, waivedOut
 }
 
-// Errors returns only the error findings.
-func Errors(findings []Finding) []Finding {
+// Only returns the findings of one severity.
+func Only(findings []Finding, sev Severity) []Finding {
 	var out []Finding
 	for _, f := range findings {
-		if f.Severity == Error {
+		if f.Severity == sev {
 			out = append(out, f)
 		}
 	}
 	return out
 }
+
+// Waivers reads the rule IDs the values waive (rules.waive).
+func Waivers(v map[string]any) []string { return stringList(v, "rules", "waive") }
 
 // Failed is a render stopped by rule errors.
 type Failed struct{ Findings []Finding }

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -60,7 +59,7 @@ func list(v any, path ...string) []any {
 	return l
 }
 
-func strings_(v any, path ...string) []string {
+func stringList(v any, path ...string) []string {
 	var out []string
 	for _, e := range list(v, path...) {
 		if s, ok := e.(string); ok {
@@ -97,15 +96,4 @@ func quantity(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
-}
-
-// sortedKeys returns a map's keys in order, so findings come out the same
-// every run.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -52,7 +52,7 @@ func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding)
 }
 
 func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[string]any, where string) Finding {
-	names := sortedKeys(catalog)
+	names := values.SortedKeys(catalog)
 	msg := fmt.Sprintf("%s %q is not in %s", what, name, where)
 	if hint := schema.Suggest(name, names); hint != "" {
 		msg += fmt.Sprintf("; did you mean %q?", hint)
@@ -91,7 +91,7 @@ func metaModelParallel(w *Workload, pos *values.Positions) []Finding {
 	if str(w.V, "model", "format") != "meta" {
 		return nil
 	}
-	formats := strings_(w.Model, "formats")
+	formats := stringList(w.Model, "formats")
 	if !contains(formats, "meta") {
 		return []Finding{at(pos, "LR001", Error, "/model/format", fmt.Sprintf("model %s has no Meta-format checkpoint (formats: %s); use format: hf", w.ModelName, strings.Join(formats, ", ")))}
 	}
@@ -216,7 +216,7 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 	switch x := v.(type) {
 	case map[string]any:
 		var out []Finding
-		for _, k := range sortedKeys(x) {
+		for _, k := range values.SortedKeys(x) {
 			out = append(out, secretsInValues(x[k], pos, ptr+"/"+values.EscapePointer(k))...)
 		}
 		return out

@@ -223,12 +223,7 @@ func (s *Schema) schemaAt(absolute string) any {
 func propertyNames(schema any) []string {
 	m, _ := schema.(map[string]any)
 	props, _ := m["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
+	return values.SortedKeys(props)
 }
 
 // unknownKeys lists obj's keys that neither properties nor patternProperties

@@ -1,5 +1,7 @@
 package values
 
+import "sort"
+
 // Overlay merges src into dst the way Helm merges -f files: maps merge key by
 // key, everything else (lists included) is replaced by the later value, and an
 // explicit null is kept so that it can delete a chart default later.
@@ -39,6 +41,17 @@ func Coalesce(defaults, user map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// SortedKeys returns a map's keys in order, for output and messages that
+// must not depend on map iteration.
+func SortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func isMap(v any) bool { _, ok := v.(map[string]any); return ok }

@@ -37,9 +37,6 @@ func exportChart(dir string) error {
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
-		if filepath.Ext(name) == ".go" {
-			return nil
-		}
 		data, err := fs.ReadFile(llm.FS, name)
 		if err != nil {
 			return err

@@ -10,34 +10,34 @@ import (
 	"github.com/llmrender/llmrender/schema"
 )
 
-// formatError prints an error for a person: schema violations one per line
-// under a count, everything else as one "error:" line.
+// formatError prints an error for a person: schema violations and rule
+// findings one per line under a count, everything else as one "error:" line.
 func formatError(err error) string {
 	var vs schema.Violations
 	if errors.As(err, &vs) {
-		var b strings.Builder
 		noun := "problems"
 		if len(vs) == 1 {
 			noun = "problem"
 		}
-		fmt.Fprintf(&b, "error: values do not match the chart's schema (%d %s):", len(vs), noun)
-		for _, v := range vs {
-			b.WriteString("\n  ")
-			b.WriteString(v.Error())
-		}
-		return b.String()
+		return errorList(fmt.Sprintf("values do not match the chart's schema (%d %s)", len(vs), noun), vs)
 	}
 	var failed *rules.Failed
 	if errors.As(err, &failed) {
-		var b strings.Builder
-		fmt.Fprintf(&b, "error: the workload breaks %d rule(s); see 'llmrender help rules' (waive one with rules.waive: [LR0xx]):", len(failed.Findings))
-		for _, f := range failed.Findings {
-			b.WriteString("\n  ")
-			b.WriteString(f.String())
-		}
-		return b.String()
+		return errorList(fmt.Sprintf("the workload breaks %d rule(s); see 'llmrender help rules' (waive one with rules.waive: [LR0xx])", len(failed.Findings)), failed.Findings)
 	}
 	return "error: " + err.Error()
+}
+
+// errorList prints a header and one indented line per item (its Error or
+// String form).
+func errorList[T any](header string, items []T) string {
+	var b strings.Builder
+	b.WriteString("error: " + header + ":")
+	for _, it := range items {
+		b.WriteString("\n  ")
+		b.WriteString(fmt.Sprint(it))
+	}
+	return b.String()
 }
 
 // reportFindings prints warnings and waivers; they never change the output.
