@@ -77,8 +77,18 @@ func withSchema(c *renderer.Chart) (*Chart, error) {
 type Request struct {
 	Chart   *Chart
 	Sources values.Sources
+	Layers  []Layer   // applied over Sources, in order (a function config's spec)
 	Stdin   io.Reader // for "-f -"
 	Options renderer.Options
+	// PostRender, when set, transforms the rendered objects (a kustomize
+	// overlay) before the manifest rules check them.
+	PostRender func([]*renderer.Object) ([]*renderer.Object, error)
+}
+
+// Layer is a values tree that did not come from Sources, with its positions.
+type Layer struct {
+	Values    map[string]any
+	Positions *values.Positions
 }
 
 // Result is a successful render.
@@ -96,10 +106,14 @@ func Values(req Request) (map[string]any, *values.Positions, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	merged := values.Coalesce(req.Chart.Values, user)
 	pos := values.NewPositions()
 	pos.Overlay(req.Chart.ValuesPositions)
 	pos.Overlay(userPos)
+	for _, l := range req.Layers {
+		user = values.Overlay(user, values.DeepCopy(l.Values).(map[string]any))
+		pos.Overlay(l.Positions)
+	}
+	merged := values.Coalesce(req.Chart.Values, user)
 	if req.Chart.Schema != nil {
 		if vs := req.Chart.Schema.Validate(merged, pos); vs != nil {
 			return nil, nil, vs
@@ -140,6 +154,11 @@ func Render(req Request) (*Result, error) {
 	objs, err := renderer.Manifests(rendered)
 	if err != nil {
 		return nil, err
+	}
+	if req.PostRender != nil {
+		if objs, err = req.PostRender(objs); err != nil {
+			return nil, err
+		}
 	}
 	decoded, err := Decode(objs)
 	if err != nil {

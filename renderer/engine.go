@@ -227,3 +227,23 @@ func cleanParseError(err error) error {
 	}
 	return err
 }
+
+// MaxReleaseNameLength is Helm's limit: names derived from the release
+// (with suffixes) must still fit Kubernetes' 63-character labels.
+const MaxReleaseNameLength = 53
+
+var releaseNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// CheckReleaseName applies Helm's rule for release names, which become
+// object names and label values.
+func CheckReleaseName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("the release name must not be empty")
+	case len(name) > MaxReleaseNameLength:
+		return fmt.Errorf("release name %q is %d characters; at most %d fit the names derived from it", name, len(name), MaxReleaseNameLength)
+	case !releaseNameRE.MatchString(name):
+		return fmt.Errorf("release name %q must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", name)
+	}
+	return nil
+}

@@ -298,6 +298,9 @@ func scalarAt(m *yaml.Node, key string) string {
 }
 
 func mapAt(m *yaml.Node, key string) *yaml.Node {
+	if m == nil {
+		return nil
+	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.MappingNode {
 			return m.Content[i+1]
@@ -346,4 +349,61 @@ func WriteStream(w io.Writer, objs []*Object) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// WithAnnotation returns a copy of the object's node with the annotation set
+// (added last when new). The object itself is not changed.
+func (o *Object) WithAnnotation(key, value string) *yaml.Node {
+	c := copyNode(o.Node)
+	meta := mapAt(c, "metadata")
+	if meta == nil {
+		return c // parseObject guarantees metadata; nothing sensible to do otherwise
+	}
+	ann := mapAt(meta, "annotations")
+	if ann == nil {
+		ann = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		removeKey(meta, "annotations") // a null or scalar annotations field
+		meta.Content = append(meta.Content, strNode("annotations"), ann)
+	}
+	removeKey(ann, key)
+	ann.Content = append(ann.Content, strNode(key), strNode(value))
+	return c
+}
+
+// TakeAnnotation removes the annotation from the object and returns its
+// value ("" when absent).
+func (o *Object) TakeAnnotation(key string) string {
+	ann := mapAt(mapAt(o.Node, "metadata"), "annotations")
+	if ann == nil {
+		return ""
+	}
+	v := scalarAt(ann, key)
+	removeKey(ann, key)
+	if len(ann.Content) == 0 {
+		removeKey(mapAt(o.Node, "metadata"), "annotations")
+	}
+	return v
+}
+
+func strNode(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+
+func copyNode(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, ch := range n.Content {
+		c.Content[i] = copyNode(ch)
+	}
+	return &c
+}
+
+func removeKey(m *yaml.Node, key string) {
+	if m == nil {
+		return
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return
+		}
+	}
 }

@@ -79,6 +79,25 @@ func ParseYAML(name string, data []byte) (map[string]any, *Positions, error) {
 	return v.(map[string]any), pos, nil
 }
 
+// ParseNode converts an already parsed YAML mapping (for example the spec of
+// a function config inside a larger document) with the same checks as
+// ParseYAML. Positions use the node's own lines, reported against name.
+func ParseNode(name string, n *yaml.Node) (map[string]any, *Positions, error) {
+	pos := NewPositions()
+	c := &converter{file: name, pos: pos}
+	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		return map[string]any{}, pos, nil
+	}
+	if resolve(n).Kind != yaml.MappingNode {
+		return nil, nil, c.errorf(n, "expected a map of keys to values, found %s", describe(n))
+	}
+	v, err := c.convert(n, "", 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v.(map[string]any), pos, nil
+}
+
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // SyntaxErrorLine extracts a 1-based line and the message from a yaml.v3

@@ -13,6 +13,10 @@ import (
 // formatError prints an error for a person: schema violations and rule
 // findings one per line under a count, everything else as one "error:" line.
 func formatError(err error) string {
+	var fe fnError
+	if errors.As(err, &fe) {
+		return "llmrender fn: " + formatError(fe.err)
+	}
 	var vs schema.Violations
 	if errors.As(err, &vs) {
 		noun := "problems"

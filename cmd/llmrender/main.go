@@ -44,6 +44,7 @@ func commands() []command {
 	return []command{
 		{"render", "render the manifest set (the default command)", runRender},
 		{"validate", "check values against the schema and rules, render nothing", runValidate},
+		{"fn", "run as a KRM function (kustomize generator); fn --config FILE for CI", runFn},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
 		{"chart", "chart export DIR: write the built-in chart, for helm", runChart},
 		{"version", "print the version", runVersion},

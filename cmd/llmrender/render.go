@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/postrender"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 )
@@ -39,8 +40,8 @@ func (v *valueFlags) check() error {
 	if _, err := renderer.ParseKubeVersion(v.options.KubeVersion); err != nil {
 		return usagef("--kube-version: %v", err)
 	}
-	if v.options.ReleaseName == "" {
-		return usagef("--name must not be empty")
+	if err := renderer.CheckReleaseName(v.options.ReleaseName); err != nil {
+		return usagef("--name: %v", err)
 	}
 	return nil
 }
@@ -58,6 +59,7 @@ func runRender(env *environment, args []string) error {
 	var vf valueFlags
 	vf.register(fs)
 	outDir := fs.String("output-dir", "", "write one file per object into DIR (replaced atomically) instead of stdout")
+	postRender := fs.String("post-render", "", "run the kustomization in DIR over the rendered objects (in-process)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -70,6 +72,13 @@ func runRender(env *environment, args []string) error {
 	req, err := vf.request(env)
 	if err != nil {
 		return err
+	}
+	if *postRender != "" {
+		overlay, err := postrender.Load(*postRender)
+		if err != nil {
+			return err
+		}
+		req.PostRender = overlay.Apply
 	}
 	res, err := pipeline.Render(req)
 	if err != nil {

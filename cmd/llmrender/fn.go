@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/plugin"
+	"github.com/llmrender/llmrender/renderer"
+)
+
+// runFn is the KRM function: a ResourceList on stdin, one on stdout. With
+// --config it runs standalone: the config from a file, objects from the
+// named inputs, a plain YAML stream out.
+func runFn(env *environment, args []string) error {
+	fs := newFlagSet(env, "fn", "fn [--config workload.yaml [INPUT|-]...]")
+	config := fs.String("config", "", "read the LLMWorkload from FILE and run without kustomize; INPUTs are kept in the output")
+	chartDir := fs.String("chart", "", "chart directory (default: the built-in chart)")
+	var opts renderer.Options
+	fs.StringVar(&opts.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
+	fs.StringArrayVarP(&opts.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if _, err := renderer.ParseKubeVersion(opts.KubeVersion); err != nil {
+		return usagef("--kube-version: %v", err)
+	}
+	if *config == "" && fs.NArg() > 0 {
+		return usagef("unexpected argument %q: inputs are read from standard input unless --config is given", fs.Arg(0))
+	}
+	chart, err := pipeline.LoadChart(*chartDir)
+	if err != nil {
+		return err
+	}
+	if *config != "" {
+		return runFnStandalone(env, *config, fs.Args(), plugin.Env{Chart: chart, Dir: filepath.Dir(*config), Options: opts})
+	}
+	input, err := io.ReadAll(io.LimitReader(env.stdin, plugin.MaxInputSize+1))
+	if err != nil {
+		return fmt.Errorf("reading standard input: %v", err)
+	}
+	// kustomize runs the function in the kustomization root; paths in the
+	// config are relative to it and shown that way.
+	out := plugin.Run(input, plugin.Env{Chart: chart, Dir: ".", Options: opts})
+	if _, err := env.stdout.Write(out.Data); err != nil {
+		return err
+	}
+	reportFindings(env.stderr, out.Warnings, out.Waived)
+	if out.Err != nil {
+		// kustomize shows only standard error, never the results.
+		return fnError{out.Err}
+	}
+	return nil
+}
+
+func runFnStandalone(env *environment, configFile string, inputs []string, penv plugin.Env) error {
+	cfg, err := plugin.ReadConfigFile(configFile, "", penv.Dir)
+	if err != nil {
+		return err
+	}
+	var ins []plugin.Input
+	for _, name := range inputs {
+		var data []byte
+		var err error
+		if name == "-" {
+			name = "<stdin>"
+			data, err = io.ReadAll(io.LimitReader(env.stdin, plugin.MaxInputSize+1))
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return fmt.Errorf("input %s: %v", name, err)
+		}
+		ins = append(ins, plugin.Input{Name: name, Data: data})
+	}
+	data, res, err := plugin.Standalone(cfg, ins, penv)
+	if err != nil {
+		return fnError{err}
+	}
+	reportFindings(env.stderr, res.Warnings, res.Waived)
+	_, err = env.stdout.Write(data)
+	return err
+}
+
+// fnError marks an error from the function so it is printed with the
+// function's name in front: inside a kustomize build the user otherwise
+// cannot tell which generator failed.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+func (e fnError) Unwrap() error { return e.err }
