@@ -33,8 +33,8 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 # End-to-end tests against real tools built here.
-e2e: $(HELM)
-	LLMRENDER_HELM=$(HELM) $(GO) test -tags e2e -count=1 ./e2e/...
+e2e: $(HELM) $(KUSTOMIZE)
+	LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) $(GO) test -tags e2e -count=1 ./e2e/...
 
 # Rewrite golden files from the current output. Review the diff before committing.
 golden:

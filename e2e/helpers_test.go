@@ -7,7 +7,10 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -70,26 +74,50 @@ func runTool(t *testing.T, bin string, args ...string) (string, error) {
 func objects(t *testing.T, stream string) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
-	for _, doc := range strings.Split(stream, "\n---") {
-		var obj map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
-			t.Fatalf("cannot parse document: %v\n%s", err, doc)
+	dec := yamlv3.NewDecoder(strings.NewReader(stream))
+	for {
+		var doc any
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return out
 		}
-		if obj == nil {
+		if err != nil {
+			t.Fatalf("cannot parse the stream: %v\n%s", err, stream)
+		}
+		if doc == nil {
 			continue
 		}
+		js, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(js, &obj); err != nil {
+			t.Fatalf("a document is not an object: %s", js)
+		}
 		meta, _ := obj["metadata"].(map[string]any)
-		key := fmt.Sprintf("%v %v %v/%v", obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
+		key := objectKey(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
 		if _, dup := out[key]; dup {
 			t.Fatalf("object %s appears twice", key)
 		}
 		out[key] = obj
 	}
-	return out
 }
 
-// sameObjects reports every difference between two object sets.
+func objectKey(apiVersion, kind, namespace, name any) string {
+	return fmt.Sprintf("%v %v %v/%v", apiVersion, kind, namespace, name)
+}
+
+// sameObjects reports every difference between helm's and llmrender's
+// object sets.
 func sameObjects(t *testing.T, label string, want, got map[string]map[string]any) {
+	t.Helper()
+	compareObjects(t, label, "helm", want, "llmrender", got)
+}
+
+// compareObjects reports every difference between two object sets, naming
+// where each came from.
+func compareObjects(t *testing.T, label, wantName string, want map[string]map[string]any, gotName string, got map[string]map[string]any) {
 	t.Helper()
 	var keys []string
 	for k := range want {
@@ -106,16 +134,16 @@ func sameObjects(t *testing.T, label string, want, got map[string]map[string]any
 		g, inGot := got[k]
 		switch {
 		case !inWant:
-			t.Errorf("%s: %s rendered by llmrender only", label, k)
+			t.Errorf("%s: %s only from %s", label, k, gotName)
 		case !inGot:
-			t.Errorf("%s: %s rendered by helm only", label, k)
+			t.Errorf("%s: %s only from %s", label, k, wantName)
 		case !reflect.DeepEqual(w, g):
 			wy, _ := yaml.Marshal(w)
 			gy, _ := yaml.Marshal(g)
-			t.Errorf("%s: %s differs\nhelm:\n%s\nllmrender:\n%s", label, k, wy, gy)
+			t.Errorf("%s: %s differs\n%s:\n%s\n%s:\n%s", label, k, wantName, wy, gotName, gy)
 		}
 	}
 	if len(want) == 0 {
-		t.Errorf("%s: helm rendered no objects; the comparison proves nothing", label)
+		t.Errorf("%s: %s gave no objects; the comparison proves nothing", label, wantName)
 	}
 }

@@ -1,0 +1,19 @@
+# The container-function form of llmrender, for kustomize's
+#   config.kubernetes.io/function: |
+#     container:
+#       image: ghcr.io/llmrender/llmrender:VERSION
+# Build: docker build -t ghcr.io/llmrender/llmrender:VERSION .
+# The image holds only the static binary; it runs as nonroot, needs no
+# network, and reads the ResourceList on stdin.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/llmrender ./cmd/llmrender
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/llmrender /llmrender
+USER nonroot:nonroot
+ENTRYPOINT ["/llmrender", "fn"]
