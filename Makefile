@@ -6,6 +6,13 @@ HELM_VERSION      := v3.22.0
 KUSTOMIZE_VERSION := v5.8.2
 HELM      := $(TOOLS)/helm-$(HELM_VERSION)/helm
 KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
+# kube-apiserver and etcd, built by hack/tools (its own module, pinned there).
+K8S_VERSION := v1.36.3
+K8S_TOOLS   := $(TOOLS)/k8s-$(K8S_VERSION)
+KUBE_APISERVER := $(K8S_TOOLS)/kube-apiserver
+ETCD        := $(K8S_TOOLS)/etcd
+K8S_LDFLAGS := -s -w -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36
 BIN       := $(CURDIR)/bin/llmrender
 
 export GOTOOLCHAIN = local
@@ -33,8 +40,10 @@ unit:
 	$(GO) test -race -count=1 ./...
 
 # End-to-end tests against real tools built here.
-e2e: $(HELM) $(KUSTOMIZE)
-	LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) $(GO) test -tags e2e -count=1 ./e2e/...
+e2e: $(HELM) $(KUSTOMIZE) $(KUBE_APISERVER) $(ETCD)
+	LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) \
+	LLMRENDER_KUBE_APISERVER=$(KUBE_APISERVER) LLMRENDER_ETCD=$(ETCD) \
+	$(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
 
 # Rewrite golden files from the current output. Review the diff before committing.
 golden:
@@ -43,7 +52,7 @@ golden:
 bench: build $(HELM)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-tools: $(HELM) $(KUSTOMIZE)
+tools: $(HELM) $(KUSTOMIZE) $(KUBE_APISERVER) $(ETCD)
 
 $(HELM):
 	@mkdir -p $(dir $@)
@@ -52,6 +61,11 @@ $(HELM):
 $(KUSTOMIZE):
 	@mkdir -p $(dir $@)
 	GOBIN=$(dir $@) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+
+# Both binaries in one go build: they share most of the dependency graph.
+$(KUBE_APISERVER) $(ETCD) &: hack/tools/go.mod hack/tools/go.sum hack/tools/kube-apiserver/main.go hack/tools/etcd/main.go
+	@mkdir -p $(K8S_TOOLS)
+	cd hack/tools && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_TOOLS)/ ./kube-apiserver ./etcd
 
 clean:
 	rm -rf bin

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/internal/matrix"
 	"github.com/llmrender/llmrender/rules"
-	"github.com/llmrender/llmrender/values"
 )
 
 // computeContainers are the containers that run the model in each mode.
@@ -21,67 +21,55 @@ func TestMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	catalog := c.Values["catalog"].(map[string]any)
-	models := values.SortedKeys(catalog["models"].(map[string]any))
-	accels := values.SortedKeys(catalog["accelerators"].(map[string]any))
-	modes := []string{"pod", "job", "indexed-job", "pytorchjob", "rayjob", "mpijob"}
+	cases := matrix.Cases(catalog)
 	rendered, refused := 0, map[string]int{}
-	for _, typ := range []string{"inference", "finetune"} {
-		for _, m := range models {
-			for _, a := range accels {
-				for _, mode := range modes {
-					nodes := 2
-					if mode == "pod" || mode == "job" {
-						nodes = 1
-					}
-					set := fmt.Sprintf("model.name=%s,accelerator.profile=%s,accelerator.devices=0,orchestration.mode=%s,workload.nodes=%d,workload.script=run.py,workload.type=%s,download.tokenSecret.name=hf,steps.preprocess.enabled=true", m, a, mode, nodes, typ)
-					res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{set}, SetString: []string{"steps.preprocess.command[0]=prepare.sh"}}})
-					var failed *rules.Failed
-					switch {
-					case errors.As(err, &failed):
-						for _, f := range failed.Findings {
-							if f.Rule == "" || f.Message == "" {
-								t.Errorf("%s: finding without rule or message: %v", set, f)
-							}
-							refused[f.Rule]++
-						}
-						continue
-					case err != nil:
-						t.Errorf("%s: not a rule error: %v", set, err)
-						continue
-					}
-					rendered++
-					acc := catalog["accelerators"].(map[string]any)[a].(map[string]any)
-					resource, _ := acc["resource"].(string)
-					objs, err := Decode(res.Objects)
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkDependsOn(t, set, objs)
-					found := 0
-					for _, o := range objs {
-						walkContainers(o.Doc, func(c map[string]any) {
-							if !computeContainers[fmt.Sprint(c["name"])] {
-								return
-							}
-							found++
-							if resource == "" {
-								return
-							}
-							limits, _ := c["resources"].(map[string]any)["limits"].(map[string]any)
-							if limits[resource] == nil {
-								t.Errorf("%s: %s/%v container %v does not request %s", set, o.Doc["kind"], o.Doc["metadata"].(map[string]any)["name"], c["name"], resource)
-							}
-						})
-					}
-					if found == 0 {
-						t.Errorf("%s: no compute container rendered", set)
-					}
+	for _, mc := range cases {
+		set := mc.String()
+		res, err := Render(Request{Chart: c, Sources: mc.Sources()})
+		var failed *rules.Failed
+		switch {
+		case errors.As(err, &failed):
+			for _, f := range failed.Findings {
+				if f.Rule == "" || f.Message == "" {
+					t.Errorf("%s: finding without rule or message: %v", set, f)
 				}
+				refused[f.Rule]++
 			}
+			continue
+		case err != nil:
+			t.Errorf("%s: not a rule error: %v", set, err)
+			continue
+		}
+		rendered++
+		acc := catalog["accelerators"].(map[string]any)[mc.Accelerator].(map[string]any)
+		resource, _ := acc["resource"].(string)
+		objs, err := Decode(res.Objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDependsOn(t, set, objs)
+		found := 0
+		for _, o := range objs {
+			walkContainers(o.Doc, func(c map[string]any) {
+				if !computeContainers[fmt.Sprint(c["name"])] {
+					return
+				}
+				found++
+				if resource == "" {
+					return
+				}
+				limits, _ := c["resources"].(map[string]any)["limits"].(map[string]any)
+				if limits[resource] == nil {
+					t.Errorf("%s: %s/%v container %v does not request %s", set, o.Doc["kind"], o.Doc["metadata"].(map[string]any)["name"], c["name"], resource)
+				}
+			})
+		}
+		if found == 0 {
+			t.Errorf("%s: no compute container rendered", set)
 		}
 	}
 	t.Logf("%d combinations rendered, refusals by rule: %v", rendered, refused)
-	if rendered < len(models)*len(modes) || refused["LR008"] == 0 {
+	if rendered < len(cases)/2 || refused["LR008"] == 0 {
 		t.Errorf("only %d combinations rendered; the matrix proves little", rendered)
 	}
 }

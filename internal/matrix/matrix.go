@@ -1,0 +1,60 @@
+// Package matrix enumerates every workload type x model x accelerator x
+// orchestration mode the built-in chart offers, as values sources, so tests
+// can render all of them.
+package matrix
+
+import (
+	"fmt"
+
+	"github.com/llmrender/llmrender/values"
+)
+
+// Modes are the chart's orchestration modes.
+var Modes = []string{"pod", "job", "indexed-job", "pytorchjob", "rayjob", "mpijob"}
+
+// Types are the workload types that differ in what they render.
+var Types = []string{"inference", "finetune"}
+
+// Case is one combination.
+type Case struct {
+	Type, Model, Accelerator, Mode string
+}
+
+// Nodes is one node for the single-node modes, two for the rest, so
+// multi-node wiring is exercised.
+func (c Case) Nodes() int {
+	if c.Mode == "pod" || c.Mode == "job" {
+		return 1
+	}
+	return 2
+}
+
+// Sources are the values that select the case. Preprocessing is enabled and
+// a token Secret named, so every optional step renders too.
+func (c Case) Sources() values.Sources {
+	set := fmt.Sprintf("model.name=%s,accelerator.profile=%s,accelerator.devices=0,orchestration.mode=%s,workload.nodes=%d,workload.script=run.py,workload.type=%s,download.tokenSecret.name=hf,steps.preprocess.enabled=true",
+		c.Model, c.Accelerator, c.Mode, c.Nodes(), c.Type)
+	return values.Sources{Set: []string{set}, SetString: []string{"steps.preprocess.command[0]=prepare.sh"}}
+}
+
+func (c Case) String() string {
+	return fmt.Sprintf("%s/%s/%s/%s", c.Type, c.Model, c.Accelerator, c.Mode)
+}
+
+// Cases lists every combination of the chart's catalog (the chart's
+// values["catalog"]), in a stable order.
+func Cases(catalog map[string]any) []Case {
+	models, _ := catalog["models"].(map[string]any)
+	accels, _ := catalog["accelerators"].(map[string]any)
+	var out []Case
+	for _, typ := range Types {
+		for _, m := range values.SortedKeys(models) {
+			for _, a := range values.SortedKeys(accels) {
+				for _, mode := range Modes {
+					out = append(out, Case{Type: typ, Model: m, Accelerator: a, Mode: mode})
+				}
+			}
+		}
+	}
+	return out
+}
