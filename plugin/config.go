@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -74,7 +75,7 @@ func ParseConfig(n *yaml.Node, file string, linesKnown bool, dir string) (*Confi
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
-		if !contains(configFields, k) {
+		if !slices.Contains(configFields, k) {
 			msg := fmt.Sprintf("unknown field (an %s has %s)", Kind, strings.Join(configFields, ", "))
 			if s := schema.Suggest(k, configFields); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
@@ -271,15 +272,6 @@ func scalar(m *yaml.Node, key string) string {
 }
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func orNone(s string) string {
 	if s == "" {

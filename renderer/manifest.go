@@ -23,6 +23,7 @@ type Object struct {
 	Namespace  string
 	Name       string
 	Node       *yaml.Node // a mapping node
+	Line       int        // where the object starts in the template's output (or file)
 }
 
 // ID names the object the way kubectl does: kind/name, with the namespace.
@@ -39,9 +40,13 @@ type ManifestError struct {
 	Template string
 	Line     int // line of the template's output where the document starts
 	Msg      string
+	File     bool // Template is a manifest file the user wrote: Line is a line of it
 }
 
 func (e *ManifestError) Error() string {
+	if e.File {
+		return fmt.Sprintf("%s:%d: %s", e.Template, e.Line, e.Msg)
+	}
 	return fmt.Sprintf("%s: rendered output line %d: %s", e.Template, e.Line, e.Msg)
 }
 
@@ -67,6 +72,17 @@ var installOrder = func() map[string]int {
 // Manifests splits rendered templates into documents, drops empty ones,
 // checks and canonicalises each object and sorts them in install order.
 func Manifests(rendered []Rendered) ([]*Object, error) {
+	return manifests(rendered, false)
+}
+
+// ReadManifests parses manifest files (name and content) the way Manifests
+// parses rendered templates; errors and Object.Line refer to lines of the
+// files.
+func ReadManifests(files []Rendered) ([]*Object, error) {
+	return manifests(files, true)
+}
+
+func manifests(rendered []Rendered, inFile bool) ([]*Object, error) {
 	var objs []*Object
 	seen := map[string]string{}
 	for _, r := range rendered {
@@ -76,6 +92,10 @@ func Manifests(rendered []Rendered) ([]*Object, error) {
 		for _, doc := range splitDocuments(r.Text) {
 			obj, err := parseObject(r.Name, doc)
 			if err != nil {
+				var me *ManifestError
+				if errors.As(err, &me) {
+					me.File = inFile
+				}
 				return nil, err
 			}
 			if obj == nil {
@@ -83,7 +103,7 @@ func Manifests(rendered []Rendered) ([]*Object, error) {
 			}
 			key := obj.APIVersion + " " + obj.ID()
 			if first, dup := seen[key]; dup {
-				return nil, &ManifestError{Template: r.Name, Line: doc.line,
+				return nil, &ManifestError{Template: r.Name, Line: obj.Line, File: inFile,
 					Msg: fmt.Sprintf("%s %s is rendered twice (also by %s)", obj.APIVersion, obj.ID(), first)}
 			}
 			seen[key] = r.Name
@@ -179,7 +199,7 @@ func parseObject(source string, doc document) (*Object, error) {
 	if err != nil {
 		return nil, fail(n.Line, "%v", err)
 	}
-	obj := &Object{Source: source, Node: canon}
+	obj := &Object{Source: source, Node: canon, Line: doc.line + n.Line - 1}
 	obj.APIVersion = scalarAt(canon, "apiVersion")
 	obj.Kind = scalarAt(canon, "kind")
 	if meta := mapAt(canon, "metadata"); meta != nil {

@@ -12,6 +12,7 @@ import (
 // Object is one decoded manifest.
 type Object struct {
 	Source string         // template or file it came from
+	Line   int            // line in Source where it starts; 0 for rendered templates
 	Doc    map[string]any // the object as decoded YAML
 }
 
@@ -19,6 +20,15 @@ func (o Object) kind() string      { return str(o.Doc, "kind") }
 func (o Object) name() string      { return str(o.Doc, "metadata", "name") }
 func (o Object) namespace() string { return str(o.Doc, "metadata", "namespace") }
 func (o Object) id() string        { return o.kind() + "/" + o.name() }
+
+// Where names the object in findings: Kind/name, after file:line when the
+// object was read from a file.
+func (o Object) Where() string {
+	if o.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", o.Source, o.Line, o.id())
+	}
+	return o.id()
+}
 
 // podTemplate is one pod spec inside an object, with how many pods (nodes)
 // run it.
@@ -120,7 +130,7 @@ func devicesOf(c map[string]any) (string, int64) {
 }
 
 func objFinding(rule string, sev Severity, o Object, field, format string, args ...any) Finding {
-	return Finding{Rule: rule, Severity: sev, Where: o.id(), Field: field, Message: fmt.Sprintf(format, args...)}
+	return Finding{Rule: rule, Severity: sev, Where: o.Where(), Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // CheckObjects runs every manifest rule over a set of objects.
@@ -436,6 +446,30 @@ func plainSecrets(objs []Object) []Finding {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// PodCompute is what one pod template of an object asks for.
+type PodCompute struct {
+	Path     string `json:"path"`     // field path of the pod spec
+	Replicas int64  `json:"replicas"` // pods (nodes) that run it
+	Resource string `json:"resource,omitempty"`
+	Devices  int64  `json:"devices"` // accelerator devices per pod, all containers
+}
+
+// Compute lists the pod templates of an object with their device requests.
+func Compute(o Object) []PodCompute {
+	var out []PodCompute
+	for _, pt := range podTemplates(o) {
+		pc := PodCompute{Path: pt.path, Replicas: pt.replicas}
+		for _, c := range list(pt.spec, "containers") {
+			cm, _ := c.(map[string]any)
+			if res, n := devicesOf(cm); n > 0 {
+				pc.Resource, pc.Devices = res, pc.Devices+n
+			}
+		}
+		out = append(out, pc)
 	}
 	return out
 }

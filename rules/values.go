@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/llmrender/llmrender/schema"
@@ -92,7 +93,7 @@ func metaModelParallel(w *Workload, pos *values.Positions) []Finding {
 		return nil
 	}
 	formats := stringList(w.Model, "formats")
-	if !contains(formats, "meta") {
+	if !slices.Contains(formats, "meta") {
 		return []Finding{at(pos, "LR001", Error, "/model/format", fmt.Sprintf("model %s has no Meta-format checkpoint (formats: %s); use format: hf", w.ModelName, strings.Join(formats, ", ")))}
 	}
 	mp := integer(w.Model, "modelParallel")
@@ -280,15 +281,6 @@ func trainingProgram(w *Workload, pos *values.Positions) []Finding {
 			"a %s workload needs workload.script (the program torchrun runs) or workload.command; the built-in program only does inference", w.Type))}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
 }
 
 // human prints bytes in decimal units, as accelerator memory is sold.

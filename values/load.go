@@ -78,14 +78,14 @@ func readValuesFile(name string, stdin io.Reader) ([]byte, error) {
 	} else {
 		info, err := os.Stat(name)
 		if err != nil {
-			return nil, &Error{Loc: Location{File: name}, Msg: describeOpenError(err)}
+			return nil, &Error{Loc: Location{File: name}, Msg: DescribeOpenError(err)}
 		}
 		if info.IsDir() {
 			return nil, &Error{Loc: Location{File: name}, Msg: "is a directory; expected a YAML values file"}
 		}
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, &Error{Loc: Location{File: name}, Msg: describeOpenError(err)}
+			return nil, &Error{Loc: Location{File: name}, Msg: DescribeOpenError(err)}
 		}
 		defer f.Close()
 		r = f
@@ -100,7 +100,9 @@ func readValuesFile(name string, stdin io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-func describeOpenError(err error) string {
+// DescribeOpenError says why a file could not be read, without repeating its
+// path (the caller names it).
+func DescribeOpenError(err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file"

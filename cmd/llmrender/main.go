@@ -44,7 +44,11 @@ func commands() []command {
 	return []command{
 		{"render", "render the manifest set (the default command)", runRender},
 		{"validate", "check values against the schema and rules, render nothing", runValidate},
+		{"plan", "summarise what would run: steps, order, devices, memory fit, storage, warnings", runPlan},
+		{"lint", "check any manifests with the manifest rules (file:line for each finding)", runLint},
+		{"diff", "render and compare with a golden file or --output-dir tree; exit 1 on drift", runDiff},
 		{"fn", "run as a KRM function (kustomize generator); fn --config FILE for CI", runFn},
+		{"catalog", "list the models, accelerator profiles and modes values can select", runCatalog},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
 		{"chart", "chart export DIR: write the built-in chart, for helm", runChart},
 		{"version", "print the version", runVersion},
@@ -84,6 +88,8 @@ func run(env *environment, args []string) int {
 		return exitOK
 	case errors.Is(err, pflag.ErrHelp):
 		return exitOK
+	case errors.As(err, &lintFailed{}), errors.Is(err, errDrift):
+		return exitInvalid // the findings or the diff are the message
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.stderr, "llmrender %s: %s\nRun 'llmrender help %s' for usage.\n", cmd.name, ue.msg, cmd.name)
 		return exitUsage

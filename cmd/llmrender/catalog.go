@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/values"
+)
+
+// modeFacts describe the orchestration modes for `catalog modes`.
+var modeFacts = map[string]struct{ Renders, Needs, Nodes string }{
+	"pod":         {"Pods (download, run, tools)", "nothing", "1"},
+	"job":         {"batch/v1 Jobs", "nothing", "1"},
+	"indexed-job": {"an Indexed Job + headless Service (torchrun rendezvous on pod 0)", "nothing", "1+"},
+	"pytorchjob":  {"a Kubeflow PyTorchJob (elastic)", "Kubeflow training-operator", "1+"},
+	"rayjob":      {"a KubeRay RayCluster + RayJobs, Volcano gang scheduling", "KubeRay (+ Volcano)", "1+"},
+	"mpijob":      {"an MPI Operator MPIJob (v2beta1), launcher + workers", "MPI Operator", "1+"},
+}
+
+// runCatalog lists what values can select, with the facts the chart uses
+// for defaults and the memory fit estimate.
+func runCatalog(env *environment, args []string) error {
+	fs := newFlagSet(env, "catalog", "catalog [models|accelerators|modes] [-o table|json|yaml] [--chart DIR]")
+	format := fs.StringP("output", "o", "table", "table, json or yaml")
+	chartDir := fs.String("chart", "", "chart directory (default: the built-in chart)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	sections := []string{"models", "accelerators", "modes"}
+	if fs.NArg() > 1 {
+		return usagef("unexpected argument %q", fs.Arg(1))
+	}
+	if fs.NArg() == 1 {
+		if !slices.Contains(sections, fs.Arg(0)) {
+			return usagef("no catalog %q (models, accelerators or modes)", fs.Arg(0))
+		}
+		sections = []string{fs.Arg(0)}
+	}
+	if *format != "table" && *format != "json" && *format != "yaml" {
+		return usagef("--output must be table, json or yaml, not %q", *format)
+	}
+	c, err := pipeline.LoadChart(*chartDir)
+	if err != nil {
+		return err
+	}
+	catalog, _ := c.Values["catalog"].(map[string]any)
+	if catalog == nil {
+		return fmt.Errorf("chart %s has no catalog", c.Metadata.Name)
+	}
+	data := map[string][]map[string]any{}
+	for _, s := range sections {
+		data[s] = catalogEntries(catalog, s)
+	}
+	switch *format {
+	case "json":
+		out, err := json.MarshalIndent(data, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(env.stdout, "%s\n", out)
+		return err
+	case "yaml":
+		out, err := sigsyaml.Marshal(data)
+		if err != nil {
+			return err
+		}
+		_, err = env.stdout.Write(out)
+		return err
+	}
+	for i, s := range sections {
+		if i > 0 {
+			fmt.Fprintln(env.stdout)
+		}
+		if len(sections) > 1 {
+			fmt.Fprintf(env.stdout, "%s:\n", strings.ToUpper(s[:1])+s[1:])
+		}
+		writeCatalogTable(env.stdout, s, data[s])
+	}
+	return nil
+}
+
+// catalogEntries lists one section, each entry with its name, sorted.
+func catalogEntries(catalog map[string]any, section string) []map[string]any {
+	var out []map[string]any
+	if section == "modes" {
+		for _, m := range matrix.Modes {
+			f := modeFacts[m]
+			out = append(out, map[string]any{"name": m, "renders": f.Renders, "needs": f.Needs, "nodes": f.Nodes})
+		}
+		return out
+	}
+	entries, _ := catalog[section].(map[string]any)
+	for _, name := range values.SortedKeys(entries) {
+		e := map[string]any{"name": name}
+		if m, ok := entries[name].(map[string]any); ok {
+			for k, v := range m {
+				e[k] = v
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func writeCatalogTable(w io.Writer, section string, entries []map[string]any) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var cols []string
+	var row func(e map[string]any) []any
+	switch section {
+	case "models":
+		cols = []string{"NAME", "PARAMS", "LAYERS", "CONTEXT", "CHECKPOINT", "MP", "FORMATS", "GATED", "SOURCE"}
+		row = func(e map[string]any) []any {
+			return []any{e["name"], billions(e["params"]), e["layers"], e["contextLength"], gigabytes(e["checkpointBytes"]),
+				e["modelParallel"], joinList(e["formats"]), e["gated"], e["hfRepo"]}
+		}
+	case "accelerators":
+		cols = []string{"NAME", "RESOURCE", "DEVICES/NODE", "MEMORY/DEVICE", "CPU/NODE", "MEMORY/NODE", "SHM", "DESCRIPTION"}
+		row = func(e map[string]any) []any {
+			res := e["resource"]
+			if res == "" || res == nil {
+				res = "-"
+			}
+			return []any{e["name"], res, e["devicesPerNode"], fmt.Sprintf("%vGB", e["memoryPerDeviceGB"]), e["cpuPerNode"],
+				fmt.Sprintf("%vGi", e["memoryPerNodeGi"]), e["shmSize"], e["description"]}
+		}
+	default:
+		cols = []string{"NAME", "NODES", "NEEDS", "RENDERS"}
+		row = func(e map[string]any) []any { return []any{e["name"], e["nodes"], e["needs"], e["renders"]} }
+	}
+	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	for _, e := range entries {
+		cells := row(e)
+		parts := make([]string, len(cells))
+		for i, c := range cells {
+			if c == nil {
+				c = "-"
+			}
+			parts[i] = fmt.Sprint(c)
+		}
+		fmt.Fprintln(tw, strings.Join(parts, "\t"))
+	}
+	tw.Flush()
+}
+
+func billions(v any) string {
+	if f, ok := toFloat(v); ok {
+		return fmt.Sprintf("%.1fB", f/1e9)
+	}
+	return "-"
+}
+
+func gigabytes(v any) string {
+	if f, ok := toFloat(v); ok {
+		return fmt.Sprintf("%.0fGB", f/1e9)
+	}
+	return "-"
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func joinList(v any) string {
+	l, _ := v.([]any)
+	parts := make([]string, len(l))
+	for i, x := range l {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ",")
+}

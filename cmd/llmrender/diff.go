@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/postrender"
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/textdiff"
+)
+
+// errDrift: the rendered set differs from the one compared against; the
+// diff is already printed.
+var errDrift = errors.New("drift")
+
+// runDiff renders and compares object by object with a golden file or an
+// --output-dir tree. It never writes a file.
+func runDiff(env *environment, args []string) error {
+	fs := newFlagSet(env, "diff", "diff [-f values.yaml]... [--set k=v]... --against FILE|DIR [--color auto|always|never]")
+	var vf valueFlags
+	vf.register(fs)
+	against := fs.String("against", "", "golden file or --output-dir directory to compare with (required)")
+	postRender := fs.String("post-render", "", "run the kustomization in DIR over the rendered objects (in-process)")
+	color := fs.String("color", "auto", "auto (a terminal, unless NO_COLOR is set), always or never")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
+	}
+	if *against == "" {
+		return usagef("--against is required: the golden file or directory to compare with")
+	}
+	colors, err := diffColors(env, *color)
+	if err != nil {
+		return err
+	}
+	if err := vf.check(); err != nil {
+		return err
+	}
+	req, err := vf.request(env)
+	if err != nil {
+		return err
+	}
+	if *postRender != "" {
+		overlay, err := postrender.Load(*postRender)
+		if err != nil {
+			return err
+		}
+		req.PostRender = overlay.Apply
+	}
+	golden, err := readManifests(env, []string{*against})
+	if err != nil {
+		return err
+	}
+	res, err := pipeline.Render(req)
+	if err != nil {
+		return err
+	}
+	reportFindings(env.stderr, res.Warnings, res.Waived)
+
+	d, err := diffObjects(golden, res.Objects, colors)
+	if err != nil {
+		return err
+	}
+	if _, err := env.stdout.Write([]byte(d.text)); err != nil {
+		return err
+	}
+	if d.changed+d.added+d.removed == 0 {
+		fmt.Fprintf(env.stderr, "no drift: %d object(s) match %s\n", d.same, *against)
+		return nil
+	}
+	fmt.Fprintf(env.stderr, "drift from %s: %d changed, %d added, %d removed, %d unchanged\n", *against, d.changed, d.added, d.removed, d.same)
+	return errDrift
+}
+
+type objectDiff struct {
+	text                          string
+	same, changed, added, removed int
+}
+
+// diffObjects compares two sets matched by apiVersion, kind, namespace and
+// name: a unified diff per changed object, then added and removed ones in
+// full.
+func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (objectDiff, error) {
+	key := func(o *renderer.Object) string { return o.APIVersion + " " + o.ID() }
+	old := map[string]*renderer.Object{}
+	for _, o := range golden {
+		old[key(o)] = o
+	}
+	var d objectDiff
+	var out []byte
+	seen := map[string]bool{}
+	for _, o := range rendered {
+		k := key(o)
+		seen[k] = true
+		now, err := renderer.EncodeObject(o)
+		if err != nil {
+			return d, err
+		}
+		g, ok := old[k]
+		if !ok {
+			d.added++
+			out = append(out, textdiff.Unified("/dev/null", fmt.Sprintf("rendered %s %s (%s)", o.APIVersion, o.ID(), o.Source), "", string(now), 3, c)...)
+			continue
+		}
+		was, err := renderer.EncodeObject(g)
+		if err != nil {
+			return d, err
+		}
+		text := textdiff.Unified(fmt.Sprintf("%s:%d %s %s", g.Source, g.Line, g.APIVersion, g.ID()),
+			fmt.Sprintf("rendered %s %s (%s)", o.APIVersion, o.ID(), o.Source), string(was), string(now), 3, c)
+		if text == "" {
+			d.same++
+			continue
+		}
+		d.changed++
+		out = append(out, text...)
+	}
+	for _, g := range golden {
+		if seen[key(g)] {
+			continue
+		}
+		was, err := renderer.EncodeObject(g)
+		if err != nil {
+			return d, err
+		}
+		d.removed++
+		out = append(out, textdiff.Unified(fmt.Sprintf("%s:%d %s %s", g.Source, g.Line, g.APIVersion, g.ID()), "/dev/null", string(was), "", 3, c)...)
+	}
+	d.text = string(out)
+	return d, nil
+}
+
+// diffColors decides on colour: a terminal gets it unless NO_COLOR is set
+// or TERM is dumb; --color always/never override.
+func diffColors(env *environment, mode string) (textdiff.Colors, error) {
+	switch mode {
+	case "always":
+		return textdiff.ANSI, nil
+	case "never":
+		return textdiff.Colors{}, nil
+	case "auto":
+		if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+			return textdiff.Colors{}, nil
+		}
+		if f, ok := env.stdout.(*os.File); ok {
+			if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+				return textdiff.ANSI, nil
+			}
+		}
+		return textdiff.Colors{}, nil
+	}
+	return textdiff.Colors{}, usagef("--color must be auto, always or never, not %q", mode)
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Every rule fixture: lint finds the rule in the bad file, at file:line,
+// and not in the good one; JSON output parses.
+func TestLintRuleFixtures(t *testing.T) {
+	bad, _ := filepath.Glob("../../testdata/rules/LR*-bad.yaml")
+	if len(bad) < 10 {
+		t.Fatalf("only %d rule fixtures", len(bad))
+	}
+	for _, b := range bad {
+		rule := strings.TrimSuffix(filepath.Base(b), "-bad.yaml")
+		r := runCLI(t, "", "lint", "-o", "json", b)
+		var findings []findingJSON
+		if err := json.Unmarshal([]byte(r.stdout), &findings); err != nil {
+			t.Fatalf("%s: JSON does not parse: %v\n%s", b, err, r.stdout)
+		}
+		found := false
+		errs := 0
+		for _, f := range findings {
+			if f.Severity == "error" {
+				errs++
+			}
+			if f.Rule == rule && regexp.MustCompile(`^`+regexp.QuoteMeta(b)+`:\d+: \w+/`).MatchString(f.Where) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %s finding at file:line: %+v", b, rule, findings)
+		}
+		if want := map[bool]int{true: 1, false: 0}[errs > 0]; r.code != want {
+			t.Errorf("%s: exit %d with %d errors", b, r.code, errs)
+		}
+		good := strings.Replace(b, "-bad", "-good", 1)
+		g := runCLI(t, "", "lint", good)
+		if strings.Contains(g.stdout, rule) || g.code != 0 {
+			t.Errorf("%s: exit %d, %s", good, g.code, g.stdout)
+		}
+	}
+}
+
+func TestLintInputs(t *testing.T) {
+	// A rendered example is clean; read from stdin and from a directory.
+	out := runCLI(t, "", "render", "-f", "../../examples/s2-eks-trn1-llama2-pretrain-ray.yaml")
+	if r := runCLI(t, out.stdout, "lint"); r.code != 0 || !strings.Contains(r.stderr, "0 error(s)") {
+		t.Errorf("stdin: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	dir := t.TempDir()
+	if r := runCLI(t, "", "render", "-f", "../../examples/s4-eks-trn1-llama2-pretrain-mpijob.yaml", "--output-dir", dir); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	if r := runCLI(t, "", "lint", dir); r.code != 0 || !strings.Contains(r.stderr, "6 object(s)") {
+		t.Errorf("dir: exit %d %s", r.code, r.stderr)
+	}
+	// A waiver annotation on the object silences its rule.
+	fixture, _ := os.ReadFile("../../testdata/rules/LR007-bad.yaml")
+	waived := strings.Replace(string(fixture), "metadata:\n", "metadata:\n  annotations:\n    llmrender.dev/waived-rules: LR007\n", 1)
+	if r := runCLI(t, waived, "lint"); r.code != 0 || !strings.Contains(r.stdout, "waived LR007") {
+		t.Errorf("waiver: exit %d %s", r.code, r.stdout)
+	}
+	for _, c := range []struct {
+		stdin string
+		args  []string
+		code  int
+		want  string
+	}{
+		{"", []string{"lint", "missing.yaml"}, 1, "missing.yaml: no such file"},
+		{"kind: Pod\nmetadata:\n  name: x\n", []string{"lint"}, 1, "<stdin>:1: object has no apiVersion"},
+		{"a: [\n", []string{"lint"}, 1, "<stdin>:"},
+		{"", []string{"lint", "-o", "xml"}, 2, "--output must be text or json"},
+	} {
+		r := runCLI(t, c.stdin, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
+
+// diff: equal is exit 0 and silent, one changed field is one precise hunk
+// in one object, added and removed objects are shown whole.
+func TestDiff(t *testing.T) {
+	ex := "../../examples/s1-gke-h100-llama3-finetune-single.yaml"
+	golden := "../../testdata/golden/s1-gke-h100-llama3-finetune-single.yaml"
+	if r := runCLI(t, "", "diff", "-f", ex, "--against", golden); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no drift: 4 object(s)") {
+		t.Fatalf("equal: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r := runCLI(t, "", "diff", "-f", ex, "--set", "workload.image=us-docker.pkg.dev/my-project/llm/llama3-finetune:1.1", "--against", golden)
+	if r.code != 1 || !strings.Contains(r.stderr, "1 changed, 0 added, 0 removed, 3 unchanged") {
+		t.Fatalf("drift: exit %d %s", r.code, r.stderr)
+	}
+	want := "-        image: us-docker.pkg.dev/my-project/llm/llama3-finetune:1.0\n+        image: us-docker.pkg.dev/my-project/llm/llama3-finetune:1.1\n"
+	if !strings.Contains(r.stdout, want) || strings.Count(r.stdout, "+++ ") != 1 || strings.Contains(r.stdout, "\x1b[") {
+		t.Errorf("diff output:\n%s", r.stdout)
+	}
+	r = runCLI(t, "", "diff", "-f", ex, "--set", "serviceAccount.create=false", "--against", golden, "--color", "always")
+	if r.code != 1 || !strings.Contains(r.stdout, "\x1b[31m-kind: ServiceAccount") || !strings.Contains(r.stderr, "1 removed") {
+		t.Errorf("removed object: exit %d %s\n%s", r.code, r.stderr, r.stdout)
+	}
+	dir := t.TempDir()
+	if r := runCLI(t, "", "render", "-f", ex, "--output-dir", dir); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	before := listDir(t, dir)
+	if r := runCLI(t, "", "diff", "-f", ex, "--set", "storage.size=500Gi", "--against", dir); r.code != 1 || !strings.Contains(r.stdout, "+      storage: 500Gi") {
+		t.Errorf("against a directory: exit %d %s", r.code, r.stdout)
+	}
+	if !equalMaps(before, listDir(t, dir)) {
+		t.Error("diff changed the directory")
+	}
+	if r := runCLI(t, "", "diff", "-f", ex); r.code != 2 || !strings.Contains(r.stderr, "--against is required") {
+		t.Errorf("no --against: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// plan: the page answers "will this fit and how many GPUs will it take".
+func TestPlan(t *testing.T) {
+	r := runCLI(t, "", "plan", "-f", "../../examples/s1-gke-h100-llama3-finetune-multinode.yaml")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"2 node(s) x 8 nvidia.com/gpu = 16 device(s); world size 16", "accelerator memory", "fits", "ReadWriteMany",
+		"download (wave 0), after storage", "run (wave 4), after download, storage"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runCLI(t, "", "plan", "-f", "../../examples/s2-eks-trn1-llama2-pretrain-ray.yaml", "-o", "json")
+	var p struct {
+		Compute struct{ Devices, WorldSize int }
+		Fit     struct{ Fits bool }
+		Steps   []struct {
+			Name  string
+			After []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, r.stdout)
+	}
+	if p.Compute.Devices != 32 || p.Compute.WorldSize != 64 || !p.Fit.Fits || len(p.Steps) != 5 || p.Steps[4].Name != "train" {
+		t.Errorf("S2 plan: %+v", p)
+	}
+	r = runCLI(t, "", "plan", "-f", "../../examples/s4-eks-trn1-llama2-pretrain-mpijob.yaml", "-o", "markdown")
+	for _, want := range []string{"```mermaid\nflowchart LR\n", "s_preprocess --> s_precompile", "s_precompile --> s_train", "| Memory fit |"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runCLI(t, "", "plan", "--set", "model.name=llama-2-70b,workload.type=finetune")
+	if r.code != 1 || !strings.Contains(r.stderr, "LR008") {
+		t.Errorf("a workload that does not fit: exit %d %s", r.code, r.stderr)
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	r := runCLI(t, "", "catalog", "accelerators")
+	if r.code != 0 || !strings.Contains(r.stdout, "h100-mega-80gb") || !strings.Contains(r.stdout, "aws.amazon.com/neuron") {
+		t.Errorf("table: %s", r.stdout)
+	}
+	r = runCLI(t, "", "catalog", "-o", "json")
+	var all map[string][]map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &all); err != nil {
+		t.Fatal(err)
+	}
+	if len(all["models"]) < 10 || len(all["accelerators"]) < 5 || len(all["modes"]) != 6 {
+		t.Errorf("catalog sizes: %d models, %d accelerators, %d modes", len(all["models"]), len(all["accelerators"]), len(all["modes"]))
+	}
+	if r := runCLI(t, "", "catalog", "gpus"); r.code != 2 {
+		t.Errorf("unknown section: exit %d", r.code)
+	}
+}

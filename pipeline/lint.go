@@ -1,0 +1,41 @@
+package pipeline
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/rules"
+)
+
+// WaivedRulesAnnotation is where a rendered object records the rules its
+// values waived; lint honours it on any object, so a team can waive a rule
+// for one object in an overlay.
+const WaivedRulesAnnotation = "llmrender.dev/waived-rules"
+
+// Lint runs the manifest rules over objects read from files (any manifests,
+// not only llmrender's). Findings name the file and line of each object.
+func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
+	decoded, err := Decode(objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	waivers := map[string][]string{} // Where prefix of an object -> rule IDs
+	for i := range decoded {
+		decoded[i].Line = objs[i].Line
+		meta, _ := decoded[i].Doc["metadata"].(map[string]any)
+		ann, _ := meta["annotations"].(map[string]any)
+		if list, _ := ann[WaivedRulesAnnotation].(string); list != "" {
+			probe := rules.Object{Source: decoded[i].Source, Line: decoded[i].Line, Doc: decoded[i].Doc}
+			waivers[probe.Where()] = strings.Split(strings.ReplaceAll(list, " ", ""), ",")
+		}
+	}
+	for _, f := range rules.CheckObjects(decoded) {
+		if ids, ok := waivers[f.Where]; ok && slices.Contains(ids, f.Rule) {
+			waived = append(waived, f)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept, waived, nil
+}

@@ -1,0 +1,168 @@
+package plan
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/llmrender/llmrender/rules"
+)
+
+// Text writes the plan for a terminal.
+func Text(w io.Writer, p *Plan) {
+	fmt.Fprintf(w, "Plan for release %s in namespace %s\n", p.Release, p.Namespace)
+	fmt.Fprintf(w, "  %s %s on %s, mode %s\n", p.Type, p.Model, p.Accelerator, p.Mode)
+	fmt.Fprintf(w, "  Compute:  %s\n", computeLine(p.Compute))
+	if p.Fit != nil {
+		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit))
+	}
+	for _, c := range p.Storage {
+		fmt.Fprintf(w, "  Storage:  %s\n", claimLine(c))
+	}
+	fmt.Fprintln(w, "\nSteps, in order:")
+	for i, s := range p.Steps {
+		fmt.Fprintf(w, "  %d. %s (wave %d)", i+1, s.Name, s.Wave)
+		if len(s.After) > 0 {
+			fmt.Fprintf(w, ", after %s", strings.Join(s.After, ", "))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "     %s\n", strings.Join(s.Objects, ", "))
+		for _, pc := range s.Pods {
+			fmt.Fprintf(w, "     %s\n", podLine(pc))
+		}
+	}
+	if len(p.Findings) > 0 {
+		fmt.Fprintln(w, "\nFindings:")
+		for _, f := range p.Findings {
+			fmt.Fprintf(w, "  %s\n", findingLine(f))
+		}
+	} else {
+		fmt.Fprintln(w, "\nNo rule warnings.")
+	}
+}
+
+// Markdown writes the plan as a pull-request comment, with a Mermaid
+// diagram of the steps that GitHub renders as a picture.
+func Markdown(w io.Writer, p *Plan) {
+	fmt.Fprintf(w, "### llmrender plan: `%s` (%s %s on %s, %s)\n\n", p.Release, p.Type, p.Model, p.Accelerator, p.Mode)
+	fmt.Fprintln(w, "| | |")
+	fmt.Fprintln(w, "|---|---|")
+	fmt.Fprintf(w, "| Compute | %s |\n", mdEscape(computeLine(p.Compute)))
+	if p.Fit != nil {
+		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit)))
+	}
+	for _, c := range p.Storage {
+		fmt.Fprintf(w, "| Storage | %s |\n", mdEscape(claimLine(c)))
+	}
+	fmt.Fprintf(w, "| Namespace | `%s` |\n\n", p.Namespace)
+	fmt.Fprintln(w, "```mermaid")
+	fmt.Fprintln(w, "flowchart LR")
+	for _, s := range p.Steps {
+		label := []string{s.Name}
+		label = append(label, s.Objects...)
+		for _, pc := range s.Pods {
+			label = append(label, fmt.Sprintf("%d x %d %s", pc.Replicas, pc.Devices, pc.Resource))
+		}
+		fmt.Fprintf(w, "  %s[\"%s\"]\n", mermaidID(s.Name), mermaidText(strings.Join(label, "<br/>")))
+	}
+	for _, s := range p.Steps {
+		for _, a := range s.After {
+			fmt.Fprintf(w, "  %s --> %s\n", mermaidID(a), mermaidID(s.Name))
+		}
+	}
+	fmt.Fprintln(w, "```")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| step | wave | after | objects | accelerators |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for _, s := range p.Steps {
+		var pods []string
+		for _, pc := range s.Pods {
+			pods = append(pods, podLine(pc))
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s |\n", s.Name, s.Wave, orDash(strings.Join(s.After, ", ")),
+			mdEscape(strings.Join(s.Objects, ", ")), mdEscape(orDash(strings.Join(pods, "; "))))
+	}
+	fmt.Fprintln(w)
+	if len(p.Findings) == 0 {
+		fmt.Fprintln(w, "No rule warnings.")
+		return
+	}
+	fmt.Fprintln(w, "**Findings**")
+	fmt.Fprintln(w)
+	for _, f := range p.Findings {
+		fmt.Fprintf(w, "- %s\n", mdEscape(findingLine(f)))
+	}
+}
+
+func computeLine(c Compute) string {
+	if c.Resource == "" {
+		return fmt.Sprintf("%d node(s), no accelerator; %d process(es)", c.Nodes, c.WorldSize)
+	}
+	s := fmt.Sprintf("%d node(s) x %d %s = %d device(s); world size %d", c.Nodes, c.DevicesPerNode, c.Resource, c.Devices, c.WorldSize)
+	if c.WorldSize != c.Devices {
+		s += " (one process per NeuronCore, two per Trainium chip)"
+	}
+	return s
+}
+
+func fitLine(f *Fit) string {
+	verdict := "fits"
+	switch {
+	case !f.Fits:
+		verdict = "DOES NOT FIT"
+	case f.UsedPercent > 90:
+		verdict = "fits, with less than 10% headroom"
+	}
+	return fmt.Sprintf("needs ~%s of %s accelerator memory (%.0f%%): %s. Basis: %s", bytesText(f.NeedBytes), bytesText(f.HaveBytes), f.UsedPercent, verdict, f.Basis)
+}
+
+func claimLine(c Claim) string {
+	if c.Existing {
+		return fmt.Sprintf("existing claim %s (not created here)", c.Name)
+	}
+	s := fmt.Sprintf("PersistentVolumeClaim %s %s %s", c.Name, c.Size, strings.Join(c.AccessModes, ","))
+	if c.StorageClass != "" {
+		s += " (class " + c.StorageClass + ")"
+	}
+	return s
+}
+
+func podLine(pc rules.PodCompute) string {
+	return fmt.Sprintf("%s: %d pod(s) x %d %s", pc.Path, pc.Replicas, pc.Devices, pc.Resource)
+}
+
+func findingLine(f Finding) string {
+	s := fmt.Sprintf("%s %s: %s: %s", f.Severity, f.Rule, f.Where, f.Message)
+	if f.Waived {
+		s = "waived " + s
+	}
+	return s
+}
+
+func bytesText(b float64) string {
+	switch {
+	case b >= 1e12:
+		return fmt.Sprintf("%.1f TB", b/1e12)
+	case b >= 1e9:
+		return fmt.Sprintf("%.0f GB", b/1e9)
+	}
+	return fmt.Sprintf("%.0f MB", b/1e6)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// mdEscape keeps a table cell one cell.
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+var nonID = regexp.MustCompile(`[^A-Za-z0-9_]`)
+
+func mermaidID(s string) string { return "s_" + nonID.ReplaceAllString(s, "_") }
+
+// mermaidText escapes what would end a quoted Mermaid label.
+func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }

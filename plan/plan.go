@@ -1,0 +1,279 @@
+// Package plan summarises a render for a reviewer: the steps and their
+// order, the objects of each, nodes x devices, world size, the memory fit
+// estimate, storage, and every rule warning. It reads the rendered objects,
+// so what it says is what would be applied.
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/rules"
+)
+
+// Plan is the summary of one render.
+type Plan struct {
+	Release     string    `json:"release"`
+	Namespace   string    `json:"namespace"`
+	Model       string    `json:"model"`
+	Accelerator string    `json:"accelerator"`
+	Mode        string    `json:"mode"`
+	Type        string    `json:"type"`
+	Compute     Compute   `json:"compute"`
+	Fit         *Fit      `json:"fit,omitempty"`
+	Storage     []Claim   `json:"storage"`
+	Steps       []Step    `json:"steps"`
+	Findings    []Finding `json:"findings"`
+}
+
+// Compute is the main run's size.
+type Compute struct {
+	Nodes          int64  `json:"nodes"`
+	DevicesPerNode int64  `json:"devicesPerNode"`
+	Resource       string `json:"resource,omitempty"`
+	Devices        int64  `json:"devices"`   // nodes x devices per node
+	WorldSize      int64  `json:"worldSize"` // processes: one per GPU, one per NeuronCore (two per Trainium chip)
+}
+
+// Fit is the memory estimate behind rule LR008.
+type Fit struct {
+	NeedBytes   float64 `json:"needBytes"`
+	HaveBytes   float64 `json:"haveBytes"`
+	Basis       string  `json:"basis"`
+	Fits        bool    `json:"fits"`
+	UsedPercent float64 `json:"usedPercent"`
+}
+
+// Claim is a volume claim the workload uses.
+type Claim struct {
+	Name         string   `json:"name"`
+	Size         string   `json:"size,omitempty"`
+	AccessModes  []string `json:"accessModes,omitempty"`
+	StorageClass string   `json:"storageClass,omitempty"`
+	Existing     bool     `json:"existing"` // referenced, not created by this render
+}
+
+// Step is one component of the workload (storage, download, run, ...).
+type Step struct {
+	Name    string             `json:"name"`
+	Wave    int                `json:"wave"`
+	After   []string           `json:"after,omitempty"` // steps it waits for
+	Objects []string           `json:"objects"`
+	Pods    []rules.PodCompute `json:"pods,omitempty"` // pod templates that request accelerators
+}
+
+// Finding is a rule warning (or a waived finding) shown in the plan.
+type Finding struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Where    string `json:"where"`
+	Message  string `json:"message"`
+	Waived   bool   `json:"waived,omitempty"`
+}
+
+// Build summarises a successful render of the built-in chart.
+func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
+	objs, err := pipeline.Decode(res.Objects)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Release: release, Namespace: namespace, Storage: []Claim{}, Findings: []Finding{}}
+	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil {
+		p.Model, p.Accelerator, p.Mode, p.Type = w.ModelName, w.Profile, w.Mode, w.Type
+		res, _ := w.Acc["resource"].(string)
+		p.Compute = Compute{Nodes: w.Nodes, DevicesPerNode: w.Devices, Resource: res, Devices: w.Nodes * w.Devices}
+		p.Compute.WorldSize = p.Compute.Devices
+		switch {
+		case res == "aws.amazon.com/neuron":
+			p.Compute.WorldSize *= 2
+		case res == "":
+			p.Compute.Devices, p.Compute.DevicesPerNode, p.Compute.WorldSize = 0, 0, w.Nodes
+		}
+		e := rules.FitEstimate(w)
+		if e.HaveBytes > 0 && e.NeedBytes > 0 {
+			p.Fit = &Fit{NeedBytes: e.NeedBytes, HaveBytes: e.HaveBytes, Basis: e.Basis,
+				Fits: e.NeedBytes <= e.HaveBytes, UsedPercent: 100 * e.NeedBytes / e.HaveBytes}
+		}
+	}
+	p.Storage = claims(objs)
+	p.Steps = steps(objs)
+	for _, f := range res.Warnings {
+		p.Findings = append(p.Findings, Finding{f.Rule, string(f.Severity), f.Where, f.Message, false})
+	}
+	for _, f := range res.Waived {
+		p.Findings = append(p.Findings, Finding{f.Rule, string(f.Severity), f.Where, f.Message, true})
+	}
+	return p, nil
+}
+
+func meta(o rules.Object, key string) map[string]any {
+	m, _ := o.Doc["metadata"].(map[string]any)
+	v, _ := m[key].(map[string]any)
+	return v
+}
+
+func name(o rules.Object) string {
+	m, _ := o.Doc["metadata"].(map[string]any)
+	return fmt.Sprint(m["name"])
+}
+
+// claims lists the PVCs rendered and the claims pod templates mount but
+// the render does not create.
+func claims(objs []rules.Object) []Claim {
+	out := []Claim{}
+	created := map[string]bool{}
+	for _, o := range objs {
+		if o.Doc["kind"] != "PersistentVolumeClaim" {
+			continue
+		}
+		spec, _ := o.Doc["spec"].(map[string]any)
+		c := Claim{Name: name(o)}
+		resources, _ := spec["resources"].(map[string]any)
+		if req, ok := resources["requests"].(map[string]any); ok {
+			c.Size = fmt.Sprint(req["storage"])
+		}
+		for _, m := range asList(spec["accessModes"]) {
+			c.AccessModes = append(c.AccessModes, fmt.Sprint(m))
+		}
+		if sc, ok := spec["storageClassName"].(string); ok {
+			c.StorageClass = sc
+		}
+		created[c.Name] = true
+		out = append(out, c)
+	}
+	var existing []string
+	for _, o := range objs {
+		walk(o.Doc, func(m map[string]any) {
+			if pvc, ok := m["persistentVolumeClaim"].(map[string]any); ok {
+				n := fmt.Sprint(pvc["claimName"])
+				if !created[n] && !slices.Contains(existing, n) {
+					existing = append(existing, n)
+				}
+			}
+		})
+	}
+	sort.Strings(existing)
+	for _, n := range existing {
+		out = append(out, Claim{Name: n, Existing: true})
+	}
+	return out
+}
+
+// steps groups objects by their app.kubernetes.io/component label, ordered
+// by sync wave, with the steps each waits for from depends-on.
+func steps(objs []rules.Object) []Step {
+	byName := map[string]*Step{}
+	componentOf := map[string]string{} // Kind/name -> component
+	var order []string
+	for _, o := range objs {
+		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
+		if comp == "" {
+			comp = "other"
+		}
+		id := fmt.Sprintf("%v/%s", o.Doc["kind"], name(o))
+		componentOf[id] = comp
+		s, ok := byName[comp]
+		if !ok {
+			s = &Step{Name: comp, Wave: -1}
+			byName[comp] = s
+			order = append(order, comp)
+		}
+		s.Objects = append(s.Objects, id)
+		if w, err := strconv.Atoi(fmt.Sprint(meta(o, "annotations")["argocd.argoproj.io/sync-wave"])); err == nil && (s.Wave < 0 || w < s.Wave) {
+			s.Wave = w
+		}
+		for _, pc := range rules.Compute(o) {
+			if pc.Devices > 0 {
+				s.Pods = append(s.Pods, pc)
+			}
+		}
+	}
+	for _, o := range objs {
+		comp := componentOf[fmt.Sprintf("%v/%s", o.Doc["kind"], name(o))]
+		deps, _ := meta(o, "annotations")["config.kubernetes.io/depends-on"].(string)
+		for _, ref := range strings.Split(deps, ",") {
+			parts := strings.Split(ref, "/")
+			if len(parts) < 2 {
+				continue
+			}
+			target := componentOf[strings.Join(parts[len(parts)-2:], "/")]
+			if target != "" && target != comp && !slices.Contains(byName[comp].After, target) {
+				byName[comp].After = append(byName[comp].After, target)
+			}
+		}
+	}
+	out := make([]Step, 0, len(order))
+	for _, n := range order {
+		s := byName[n]
+		if s.Wave < 0 {
+			s.Wave = 0
+		}
+		sort.Strings(s.After)
+		out = append(out, *s)
+	}
+	return ordered(out)
+}
+
+// ordered puts steps in an order that respects After (a step comes after
+// everything it waits for), choosing by wave and then name among the steps
+// that are ready. A cycle, which the chart never makes, falls back to wave
+// order for what remains.
+func ordered(steps []Step) []Step {
+	less := func(a, b Step) bool {
+		if a.Wave != b.Wave {
+			return a.Wave < b.Wave
+		}
+		return a.Name < b.Name
+	}
+	placed := map[string]bool{}
+	out := make([]Step, 0, len(steps))
+	for len(out) < len(steps) {
+		best := -1
+		for i, s := range steps {
+			if placed[s.Name] {
+				continue
+			}
+			ready := true
+			for _, a := range s.After {
+				ready = ready && placed[a]
+			}
+			if ready && (best < 0 || less(s, steps[best])) {
+				best = i
+			}
+		}
+		if best < 0 { // a cycle: take the earliest remaining
+			for i, s := range steps {
+				if !placed[s.Name] && (best < 0 || less(s, steps[best])) {
+					best = i
+				}
+			}
+		}
+		placed[steps[best].Name] = true
+		out = append(out, steps[best])
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// walk calls fn for every map in v.
+func walk(v any, fn func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		fn(x)
+		for _, e := range x {
+			walk(e, fn)
+		}
+	case []any:
+		for _, e := range x {
+			walk(e, fn)
+		}
+	}
+}
