@@ -17,7 +17,7 @@ BIN       := $(CURDIR)/bin/llmrender
 
 export GOTOOLCHAIN = local
 
-.PHONY: all build render test unit e2e lint golden bench tools clean
+.PHONY: all build render test unit e2e lint golden bench tools fuzz clean
 
 all: build
 
@@ -69,3 +69,15 @@ $(KUBE_APISERVER) $(ETCD) &: hack/tools/go.mod hack/tools/go.sum hack/tools/kube
 
 clean:
 	rm -rf bin
+
+# Fuzz every target for FUZZTIME each (crashers land in the package's
+# testdata/fuzz/ and become regression cases that 'make test' runs).
+FUZZTIME ?= 2m
+FUZZ_TARGETS := ./values:FuzzParseYAML ./values:FuzzApplySet ./schema:FuzzValidate \
+	./pipeline:FuzzRender ./pipeline:FuzzLint ./plugin:FuzzRun
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done

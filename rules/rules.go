@@ -26,6 +26,9 @@ type Finding struct {
 	Where    string // "file:line:col", a flag, or "Kind/name" of an object
 	Field    string // JSON pointer into the values, or a field path in the object
 	Message  string
+	// Unwaivable findings stop the render even when their rule is waived:
+	// a credential in values would otherwise be written into the output.
+	Unwaivable bool
 }
 
 func (f Finding) String() string {
@@ -57,12 +60,13 @@ var All = []Rule{
 	{"LR008", "the model does not fit in the accelerator memory of the nodes requested"},
 	{"LR009", "a gated model is downloaded without a token Secret, or a token, key or signed URL is pasted into values"},
 	{"LR010", "a mutable image tag (:latest or none) is pulled with imagePullPolicy Always, so runs are not reproducible"},
-	{"LR011", "the selected model or accelerator profile is not in the catalog"},
+	{"LR011", "the selected model or accelerator profile is not in the catalog, or rules.waive names a rule that does not exist"},
 	{"LR012", "mpirun -np differs from MPI workers x slotsPerWorker"},
-	{"LR013", "the storage size is smaller than the checkpoint"},
+	{"LR013", "the storage size is smaller than the checkpoint, or an existing claim is used without its name"},
 	{"LR014", "the orchestration mode cannot run the requested number of nodes or steps"},
 	{"LR015", "a training workload has no script or command (the built-in program only does inference)"},
 	{"LR016", "a secret-looking environment variable has a literal value instead of a Secret reference"},
+	{"LR017", "more accelerator devices per node than a node of the profile has"},
 }
 
 // Apply splits findings into those that stand and those waived by ID.
@@ -72,7 +76,7 @@ func Apply(findings []Finding, waived []string) (kept, waivedOut []Finding) {
 		w[id] = true
 	}
 	for _, f := range findings {
-		if w[f.Rule] {
+		if w[f.Rule] && !f.Unwaivable {
 			waivedOut = append(waivedOut, f)
 		} else {
 			kept = append(kept, f)

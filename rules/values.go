@@ -74,12 +74,13 @@ func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Findi
 func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(v, pos)
 	fs = append(fs, secretsInValues(v, pos, "")...)
+	fs = append(fs, unknownWaivers(v, pos)...)
 	if w == nil {
 		sortFindings(fs)
 		return fs
 	}
 	for _, rule := range []func(*Workload, *values.Positions) []Finding{
-		metaModelParallel, sharedStorage, fit, gatedDownload, storageSize, modeShape, trainingProgram,
+		metaModelParallel, sharedStorage, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode,
 	} {
 		fs = append(fs, rule(w, pos)...)
 	}
@@ -212,13 +213,20 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
 }
 
-// LR009: credentials never belong in values; they would end up in the output.
+// LR009: credentials never belong in values; they would end up in the
+// output. Keys are checked as well as values (a map key is rendered too).
+// These findings cannot be waived.
 func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 	switch x := v.(type) {
 	case map[string]any:
 		var out []Finding
 		for _, k := range values.SortedKeys(x) {
-			out = append(out, secretsInValues(x[k], pos, ptr+"/"+values.EscapePointer(k))...)
+			child := ptr + "/" + values.EscapePointer(k)
+			if f, ok := credential(k, pos, child); ok {
+				out = append(out, f)
+				continue
+			}
+			out = append(out, secretsInValues(x[k], pos, child)...)
 		}
 		return out
 	case []any:
@@ -228,18 +236,30 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 		}
 		return out
 	case string:
-		for _, p := range secretPatterns {
-			if p.re.MatchString(x) {
-				return []Finding{at(pos, "LR009", Error, ptr, fmt.Sprintf(
-					"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", p.what))}
-			}
+		if f, ok := credential(x, pos, ptr); ok {
+			return []Finding{f}
 		}
 	}
 	return nil
 }
 
+func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {
+	for _, p := range secretPatterns {
+		if p.re.MatchString(s) {
+			f := at(pos, "LR009", Error, ptr, fmt.Sprintf(
+				"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", p.what))
+			f.Unwaivable = true
+			return f, true
+		}
+	}
+	return Finding{}, false
+}
+
 // LR013: an explicit storage size smaller than the checkpoint cannot work.
 func storageSize(w *Workload, pos *values.Positions) []Finding {
+	if !boolean(w.V, "storage", "create") && str(w.V, "storage", "claimName") == "" {
+		return []Finding{at(pos, "LR013", Error, "/storage/create", "storage.create is false but storage.claimName is empty: name the existing PersistentVolumeClaim to mount, or set storage.create: true")}
+	}
 	size := str(w.V, "storage", "size")
 	if size == "" || !boolean(w.V, "storage", "create") || !boolean(w.V, "download", "enabled") {
 		return nil
@@ -277,7 +297,9 @@ func trainingProgram(w *Workload, pos *values.Positions) []Finding {
 		return nil
 	}
 	if str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
-		return []Finding{at(pos, "LR015", Error, "/workload/script", fmt.Sprintf(
+		// Point at the user's choice of type: the script is missing, so it
+		// has no position of its own in the user's files.
+		return []Finding{at(pos, "LR015", Error, "/workload/type", fmt.Sprintf(
 			"a %s workload needs workload.script (the program torchrun runs) or workload.command; the built-in program only does inference", w.Type))}
 	}
 	return nil
@@ -303,4 +325,36 @@ func count(n float64) string {
 		return fmt.Sprintf("%.1fM", n/1e6)
 	}
 	return fmt.Sprintf("%.0f", n)
+}
+
+// LR011: a waiver must name a rule that exists, or it silently waives
+// nothing.
+func unknownWaivers(v map[string]any, pos *values.Positions) []Finding {
+	ids := make([]string, len(All))
+	for i, r := range All {
+		ids[i] = r.ID
+	}
+	var fs []Finding
+	for i, id := range stringList(v, "rules", "waive") {
+		if slices.Contains(ids, id) {
+			continue
+		}
+		msg := fmt.Sprintf("rules.waive names %q, which is not a rule (see 'llmrender help rules')", id)
+		if hint := schema.Suggest(id, ids); hint != "" {
+			msg += fmt.Sprintf("; did you mean %q?", hint)
+		}
+		fs = append(fs, at(pos, "LR011", Error, fmt.Sprintf("/rules/waive/%d", i), msg))
+	}
+	return fs
+}
+
+// LR017: a pod cannot get more devices than one node of the profile has.
+func devicesPerNode(w *Workload, pos *values.Positions) []Finding {
+	max := integer(w.Acc, "devicesPerNode")
+	if max > 0 && w.Devices > max {
+		return []Finding{at(pos, "LR017", Error, "/accelerator/devices", fmt.Sprintf(
+			"%d devices per node, but a node of profile %s has %d: the pods would never be scheduled; use accelerator.devices <= %d and more workload.nodes",
+			w.Devices, w.Profile, max, max))}
+	}
+	return nil
 }

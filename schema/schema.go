@@ -166,7 +166,14 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		v.Message = e.Message
 		options := enumStrings(s.schemaAt(e.AbsoluteKeywordLocation))
 		if str, ok := lookup(vals, e.InstanceLocation).(string); ok && len(options) > 0 {
-			v.Message = fmt.Sprintf("%q is not one of %s", str, strings.Join(options, ", "))
+			shown := make([]string, len(options))
+			for i, o := range options {
+				shown[i] = o
+				if o == "" {
+					shown[i] = `"" (empty: the default)`
+				}
+			}
+			v.Message = fmt.Sprintf("%q is not one of %s", str, strings.Join(shown, ", "))
 			if hint := Suggest(str, options); hint != "" {
 				v.Message += fmt.Sprintf("; did you mean %q?", hint)
 			}

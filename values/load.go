@@ -1,11 +1,14 @@
 package values
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Sources are the user's values in Helm's order of precedence, lowest first:
@@ -18,9 +21,10 @@ type Sources struct {
 	SetFile   []string
 }
 
-// MaxFileSize bounds one values file; larger input is almost certainly a mistake
-// and would only make every later step slow.
-const MaxFileSize = 16 << 20
+// MaxFileSize bounds one values file; larger input is almost certainly a
+// mistake and would only make every later step slow. Real values files are
+// kilobytes; the built-in chart's, catalog included, is about 15 KiB.
+const MaxFileSize = 4 << 20
 
 // Load reads and merges all user values. Nothing is coalesced with chart
 // defaults here; see Coalesce.
@@ -39,6 +43,11 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 		v, p, err := ParseYAML(display, data)
 		if err != nil {
 			return nil, nil, err
+		}
+		if len(v) == 0 && isEmptyDocument(data) {
+			// Helm accepts this silently; it is almost always a failed
+			// redirect or the wrong file.
+			return nil, nil, &Error{Loc: Location{File: display}, Msg: "the values file is empty (no document, or only comments or null); leave out -f to render the chart's defaults, or write {} to say so"}
 		}
 		merged = Overlay(merged, v)
 		pos.Overlay(p)
@@ -83,6 +92,9 @@ func readValuesFile(name string, stdin io.Reader) ([]byte, error) {
 		if info.IsDir() {
 			return nil, &Error{Loc: Location{File: name}, Msg: "is a directory; expected a YAML values file"}
 		}
+		if info.Mode().IsRegular() && info.Size() > MaxFileSize {
+			return nil, &Error{Loc: Location{File: name}, Msg: fmt.Sprintf("is %d MiB, larger than the %d MiB limit for a values file", info.Size()>>20, MaxFileSize>>20)}
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, &Error{Loc: Location{File: name}, Msg: DescribeOpenError(err)}
@@ -114,4 +126,17 @@ func DescribeOpenError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// isEmptyDocument tells whether data holds no YAML document or only null.
+func isEmptyDocument(data []byte) bool {
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		return errors.Is(err, io.EOF)
+	}
+	if len(doc.Content) == 0 {
+		return true
+	}
+	n := doc.Content[0]
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }

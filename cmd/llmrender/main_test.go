@@ -24,11 +24,11 @@ func runCLI(t *testing.T, stdin string, args ...string) result {
 
 const repoRoot = "../.."
 
-// Every file in testdata/bad-values states the messages it must produce in
+// Every file in testdata/bad states the messages it must produce in
 // "# want:" lines; each must exit 1, print nothing on stdout and every
 // expected line on stderr.
 func TestBadValuesCorpus(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(repoRoot, "testdata/bad-values/*.yaml"))
+	files, err := filepath.Glob(filepath.Join(repoRoot, "testdata/bad/*.yaml"))
 	if err != nil || len(files) < 15 {
 		t.Fatalf("want at least 15 bad values files, found %d (%v)", len(files), err)
 	}
@@ -209,4 +209,49 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// Bad inputs that cannot be files with a "# want:" header: empty, binary,
+// huge, a directory, unreadable. Each exits 1 with its message and prints
+// nothing on stdout.
+func TestBadInputsGenerated(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	junk := make([]byte, 4096)
+	for i := range junk {
+		junk[i] = byte(i * 7)
+	}
+	big := append([]byte("workload:\n  prompt: \""), bytes.Repeat([]byte("x"), 10<<20)...)
+	big = append(big, "\"\n"...)
+	cases := []struct {
+		name, path, want string
+	}{
+		{"empty file", write("empty.yaml", nil), "empty.yaml: the values file is empty"},
+		{"binary junk", write("junk.bin", junk), "junk.bin: not valid UTF-8 text"},
+		{"invalid UTF-8", write("latin1.yaml", []byte("model:\n  name: caf\xe9\n")), "latin1.yaml: not valid UTF-8 text"},
+		{"NUL in text", write("nul.yaml", []byte("model:\n  name: a\x00b\n")), "nul.yaml: contains a NUL byte"},
+		{"10 MB of values", write("big.yaml", big), "big.yaml: is 10 MiB, larger than the 4 MiB limit"},
+		{"a directory", dir, dir + ": is a directory; expected a YAML values file"},
+		{"missing file", filepath.Join(dir, "nope.yaml"), "nope.yaml: no such file"},
+		// Readable by nobody, root included: reading /proc/self/mem at
+		// offset 0 fails.
+		{"unreadable file", "/proc/self/mem", "/proc/self/mem: cannot read: read /proc/self/mem: input/output error"},
+	}
+	for _, c := range cases {
+		r := runCLI(t, "", "render", "-f", c.path)
+		if r.code != exitInvalid || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, stdout %d bytes, stderr %q; want exit 1 and %q", c.name, r.code, len(r.stdout), r.stderr, c.want)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(repoRoot, "testdata/bad/*.yaml"))
+	t.Logf("bad-input corpus: %d files + %d generated = %d cases", len(files), len(cases), len(files)+len(cases))
+	if len(files)+len(cases) < 60 {
+		t.Errorf("only %d bad-input cases", len(files)+len(cases))
+	}
 }
