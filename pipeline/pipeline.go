@@ -114,6 +114,9 @@ func Values(req Request) (map[string]any, *values.Positions, error) {
 		pos.Overlay(l.Positions)
 	}
 	merged := values.Coalesce(req.Chart.Values, user)
+	if found := rules.Credentials(merged, pos); len(found) > 0 {
+		return nil, nil, &rules.Failed{Findings: found}
+	}
 	if req.Chart.Schema != nil {
 		if vs := req.Chart.Schema.Validate(merged, pos); vs != nil {
 			return nil, nil, vs

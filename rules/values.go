@@ -213,6 +213,15 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
 }
 
+// Credentials finds tokens, keys and signed URLs anywhere in a values tree
+// (rule LR009). It applies to any chart's values, so it runs before the
+// schema: a pasted token is the first thing to hear about.
+func Credentials(v map[string]any, pos *values.Positions) []Finding {
+	fs := secretsInValues(v, pos, "")
+	sortFindings(fs)
+	return fs
+}
+
 // LR009: credentials never belong in values; they would end up in the
 // output. Keys are checked as well as values (a map key is rendered too).
 // These findings cannot be waived.
