@@ -262,4 +262,3 @@ func containsString(v any, s string) bool {
 	}
 	return false
 }
-

@@ -282,3 +282,29 @@ func TestHelmIgnore(t *testing.T) {
 		t.Errorf("files = %v", names)
 	}
 }
+
+// .Files holds the chart's own files and nothing else: no path reaches the
+// machine's files, directly, by Glob, or through tpl.
+func TestFilesAreConfinedToTheChart(t *testing.T) {
+	extra := map[string]string{"files/a.txt": "chart file"}
+	for _, tpl := range []string{
+		`{{ .Files.Get "../../../../etc/passwd" }}`,
+		`{{ .Files.Get "/etc/passwd" }}`,
+		`{{ .Files.Get "files/../../etc/hostname" }}`,
+		`{{ range $p, $_ := .Files.Glob "../**" }}{{ $p }}{{ end }}`,
+		`{{ range $p, $_ := .Files.Glob "/etc/*" }}{{ $p }}{{ end }}`,
+		`{{ tpl "{{ .Files.Get \"/etc/passwd\" }}" . }}`,
+	} {
+		got, err := execOne(t, tpl, nil, Options{}, extra)
+		if err != nil {
+			t.Fatalf("%s: %v", tpl, err)
+		}
+		if got != "" {
+			t.Errorf("%s read %q from outside the chart", tpl, got)
+		}
+	}
+	got, err := execOne(t, `{{ .Files.Get "files/a.txt" }}`, nil, Options{}, extra)
+	if err != nil || got != "chart file" {
+		t.Errorf("the chart's own file: %q, %v", got, err)
+	}
+}
