@@ -2,38 +2,68 @@ package pipeline
 
 import (
 	"io"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/values"
 )
 
-func BenchmarkRenderDefault(b *testing.B) {
+// BenchmarkRender renders each example in-process, values to bytes.
+func BenchmarkRender(b *testing.B) {
 	c, err := BuiltinChart()
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := Request{Chart: c, Options: renderer.Options{ReleaseName: "llm"}}
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	if len(examples) == 0 {
+		b.Fatal("no examples")
+	}
+	for _, ex := range examples {
+		name := strings.TrimSuffix(filepath.Base(ex), ".yaml")
+		b.Run(name, func(b *testing.B) {
+			req := Request{Chart: c, Sources: values.Sources{Files: []string{ex}}, Options: renderer.Options{ReleaseName: "llm"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Render(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := renderer.WriteStream(io.Discard, res.Objects); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkValidate is values loading, merging and schema validation alone.
+func BenchmarkValidate(b *testing.B) {
+	c, err := BuiltinChart()
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := Request{Chart: c, Sources: values.Sources{Files: []string{"../examples/s2-eks-trn1-llama2-pretrain-ray.yaml"}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := Render(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := renderer.WriteStream(io.Discard, res.Objects); err != nil {
+		if _, _, err := Values(req); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkValidateDefault(b *testing.B) {
-	c, err := BuiltinChart()
-	if err != nil {
-		b.Fatal(err)
-	}
-	req := Request{Chart: c}
+// BenchmarkLoadChart is what the first render in a process pays: reading
+// the embedded chart and compiling its schema.
+func BenchmarkLoadChart(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := Values(req); err != nil {
+		c, err := renderer.Load(llm.FS)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := withSchema(c); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -61,6 +61,8 @@ type Chart struct {
 	Schema          []byte            // values.schema.json, nil when absent
 	Templates       []File            // everything under templates/, sorted by name
 	Files           []File            // every other file, for .Files
+
+	parsed parseCache // the templates parsed once, cloned for each render
 }
 
 // MaxChartFile bounds one file of a chart.

@@ -68,14 +68,64 @@ func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err e
 	}
 
 	budget := &outputBudget{left: MaxOutputBytes}
+	parsed, names, err := c.parsed.get(c, opts.Strict)
+	if err != nil {
+		return nil, err
+	}
+	// Each render gets its own copy: tpl adds templates to the set, and the
+	// bound functions carry this render's state.
+	t, err := parsed.Clone()
+	if err != nil {
+		return nil, err
+	}
+	bindFuncs(t, map[string]int{}, opts.Strict, budget)
+	basePath := path.Join(c.Metadata.Name, "templates")
+	for _, name := range names {
+		if strings.HasPrefix(path.Base(name), "_") {
+			continue // partials are parsed for their defines, never rendered
+		}
+		top["Template"] = map[string]any{"Name": name, "BasePath": basePath}
+		var buf strings.Builder
+		if err := t.ExecuteTemplate(budget.wrap(&buf), name, top); err != nil {
+			return nil, cleanExecError(err)
+		}
+		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
+	}
+	return out, nil
+}
+
+// parseCache holds a chart's templates parsed once per missing-key mode.
+type parseCache struct {
+	mu    sync.Mutex
+	sets  [2]*template.Template // [strict]
+	errs  [2]error
+	names []string // template names, sorted
+}
+
+func (pc *parseCache) get(c *Chart, strict bool) (*template.Template, []string, error) {
+	i := 0
+	if strict {
+		i = 1
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.sets[i] == nil && pc.errs[i] == nil {
+		pc.sets[i], pc.names, pc.errs[i] = parseTemplates(c, strict)
+	}
+	return pc.sets[i], pc.names, pc.errs[i]
+}
+
+// parseTemplates parses every template of the chart into one set, in
+// Helm's order.
+func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error) {
 	t := template.New("gotpl")
 	missing := "missingkey=zero"
-	if opts.Strict {
+	if strict {
 		missing = "missingkey=error"
 	}
 	t.Option(missing)
 	t.Funcs(sharedBaseFuncs())
-	bindFuncs(t, map[string]int{}, opts.Strict, budget)
+	bindFuncs(t, map[string]int{}, strict, &outputBudget{left: MaxOutputBytes})
 
 	names := make([]string, 0, len(c.Templates))
 	byName := map[string]string{}
@@ -95,23 +145,11 @@ func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err e
 	})
 	for _, name := range names {
 		if _, err := t.New(name).Parse(byName[name]); err != nil {
-			return nil, cleanParseError(err)
+			return nil, nil, cleanParseError(err)
 		}
 	}
 	sort.Strings(names)
-	basePath := path.Join(c.Metadata.Name, "templates")
-	for _, name := range names {
-		if strings.HasPrefix(path.Base(name), "_") {
-			continue // partials are parsed for their defines, never rendered
-		}
-		top["Template"] = map[string]any{"Name": name, "BasePath": basePath}
-		var buf strings.Builder
-		if err := t.ExecuteTemplate(budget.wrap(&buf), name, top); err != nil {
-			return nil, cleanExecError(err)
-		}
-		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
-	}
-	return out, nil
+	return t, names, nil
 }
 
 func release(opts Options) map[string]any {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -282,11 +283,11 @@ func canonicalScalar(n *yaml.Node) (*yaml.Node, error) {
 	out := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column}
 	switch n.Tag {
 	case "!!str":
-		var tmp yaml.Node
-		if err := tmp.Encode(n.Value); err != nil {
+		style, tag, err := stringStyle(n.Value)
+		if err != nil {
 			return nil, err
 		}
-		out.Style, out.Tag = tmp.Style, tmp.Tag
+		out.Style, out.Tag = style, tag
 	case "!!int":
 		var v int64
 		if err := n.Decode(&v); err != nil {
@@ -426,4 +427,46 @@ func removeKey(m *yaml.Node, key string) {
 			return
 		}
 	}
+}
+
+// stringStyles remembers how yaml.v3 writes a string (plain, quoted, block)
+// so it is worked out once per distinct string, not once per occurrence:
+// asking yaml.v3 means encoding the string, the most expensive step of
+// canonicalisation. Only short strings are kept, and only so many.
+var stringStyles = struct {
+	sync.RWMutex
+	m map[string]styleTag
+}{m: map[string]styleTag{}}
+
+type styleTag struct {
+	style yaml.Style
+	tag   string
+}
+
+const (
+	maxCachedString  = 256
+	maxCachedStrings = 1 << 16
+)
+
+func stringStyle(s string) (yaml.Style, string, error) {
+	if len(s) <= maxCachedString {
+		stringStyles.RLock()
+		st, ok := stringStyles.m[s]
+		stringStyles.RUnlock()
+		if ok {
+			return st.style, st.tag, nil
+		}
+	}
+	var tmp yaml.Node
+	if err := tmp.Encode(s); err != nil {
+		return 0, "", err
+	}
+	if len(s) <= maxCachedString {
+		stringStyles.Lock()
+		if len(stringStyles.m) < maxCachedStrings {
+			stringStyles.m[s] = styleTag{tmp.Style, tmp.Tag}
+		}
+		stringStyles.Unlock()
+	}
+	return tmp.Style, tmp.Tag, nil
 }
