@@ -116,4 +116,3 @@ func podSpecs(obj map[string]any) []map[string]any {
 	walk(obj["spec"])
 	return out
 }
-
