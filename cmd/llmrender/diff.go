@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/llmrender/llmrender/pipeline"
-	"github.com/llmrender/llmrender/postrender"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/textdiff"
 )
@@ -22,13 +21,10 @@ func runDiff(env *environment, args []string) error {
 	var vf valueFlags
 	vf.register(fs)
 	against := fs.String("against", "", "golden file or --output-dir directory to compare with (required)")
-	postRender := fs.String("post-render", "", "run the kustomization in DIR over the rendered objects (in-process)")
+	vf.registerPostRender(fs)
 	color := fs.String("color", "auto", "auto (a terminal, unless NO_COLOR is set), always or never")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
 	}
 	if *against == "" {
 		return usagef("--against is required: the golden file or directory to compare with")
@@ -37,19 +33,9 @@ func runDiff(env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := vf.check(); err != nil {
-		return err
-	}
-	req, err := vf.request(env)
+	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
-	}
-	if *postRender != "" {
-		overlay, err := postrender.Load(*postRender)
-		if err != nil {
-			return err
-		}
-		req.PostRender = overlay.Apply
 	}
 	golden, err := readManifests(env, []string{*against})
 	if err != nil {

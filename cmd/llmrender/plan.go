@@ -17,16 +17,10 @@ func runPlan(env *environment, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
-	}
 	if *format != "text" && *format != "json" && *format != "markdown" {
 		return usagef("--output must be text, json or markdown, not %q", *format)
 	}
-	if err := vf.check(); err != nil {
-		return err
-	}
-	req, err := vf.request(env)
+	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
 	}

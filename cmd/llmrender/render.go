@@ -17,9 +17,10 @@ const DefaultReleaseName = "llm"
 
 // valueFlags are the flags shared by every command that reads values.
 type valueFlags struct {
-	sources  values.Sources
-	chartDir string
-	options  renderer.Options
+	sources    values.Sources
+	chartDir   string
+	options    renderer.Options
+	postRender string // a kustomization directory, for the commands that offer --post-render
 }
 
 func (v *valueFlags) register(fs *pflag.FlagSet) {
@@ -36,6 +37,37 @@ func (v *valueFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&v.options.Strict, "strict", false, "fail on a template's reference to a missing value")
 }
 
+// registerPostRender adds --post-render, for the commands whose output an
+// overlay should change.
+func (v *valueFlags) registerPostRender(fs *pflag.FlagSet) {
+	fs.StringVar(&v.postRender, "post-render", "", "run the kustomization in DIR over the rendered objects (in-process)")
+}
+
+// request checks the parsed flags and builds the render request: no
+// positional arguments, a valid kube version and release name, the chart,
+// and the overlay when --post-render is given.
+func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Request, error) {
+	if fs.NArg() > 0 {
+		return pipeline.Request{}, usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
+	}
+	if err := v.check(); err != nil {
+		return pipeline.Request{}, err
+	}
+	c, err := pipeline.LoadChart(v.chartDir)
+	if err != nil {
+		return pipeline.Request{}, err
+	}
+	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options}
+	if v.postRender != "" {
+		overlay, err := postrender.Load(v.postRender)
+		if err != nil {
+			return pipeline.Request{}, err
+		}
+		req.PostRender = overlay.Apply
+	}
+	return req, nil
+}
+
 func (v *valueFlags) check() error {
 	if _, err := renderer.ParseKubeVersion(v.options.KubeVersion); err != nil {
 		return usagef("--kube-version: %v", err)
@@ -46,39 +78,18 @@ func (v *valueFlags) check() error {
 	return nil
 }
 
-func (v *valueFlags) request(env *environment) (pipeline.Request, error) {
-	c, err := pipeline.LoadChart(v.chartDir)
-	if err != nil {
-		return pipeline.Request{}, err
-	}
-	return pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options}, nil
-}
-
 func runRender(env *environment, args []string) error {
 	fs := newFlagSet(env, "render", "render [-f values.yaml]... [--set k=v]... [--output-dir DIR]")
 	var vf valueFlags
 	vf.register(fs)
 	outDir := fs.String("output-dir", "", "write one file per object into DIR (replaced atomically) instead of stdout")
-	postRender := fs.String("post-render", "", "run the kustomization in DIR over the rendered objects (in-process)")
+	vf.registerPostRender(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
-	}
-	if err := vf.check(); err != nil {
-		return err
-	}
-	req, err := vf.request(env)
+	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
-	}
-	if *postRender != "" {
-		overlay, err := postrender.Load(*postRender)
-		if err != nil {
-			return err
-		}
-		req.PostRender = overlay.Apply
 	}
 	res, err := pipeline.Render(req)
 	if err != nil {
@@ -105,13 +116,7 @@ func runValidate(env *environment, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (values files go after -f)", fs.Arg(0))
-	}
-	if err := vf.check(); err != nil {
-		return err
-	}
-	req, err := vf.request(env)
+	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
 	}
