@@ -26,8 +26,7 @@ func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
 		meta, _ := decoded[i].Doc["metadata"].(map[string]any)
 		ann, _ := meta["annotations"].(map[string]any)
 		if list, _ := ann[WaivedRulesAnnotation].(string); list != "" {
-			probe := rules.Object{Source: decoded[i].Source, Line: decoded[i].Line, Doc: decoded[i].Doc}
-			waivers[probe.Where()] = strings.Split(strings.ReplaceAll(list, " ", ""), ",")
+			waivers[decoded[i].Where()] = strings.Split(strings.ReplaceAll(list, " ", ""), ",")
 		}
 	}
 	for _, f := range rules.CheckObjects(decoded) {
