@@ -70,10 +70,11 @@ func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Findi
 	return f
 }
 
-// CheckValues runs every values rule on the merged values of the llm chart.
+// CheckValues runs the values rules of the llm chart on its merged values.
+// Credentials (LR009's pasted secrets) is not among them: it applies to any
+// chart, and the pipeline runs it once, before the schema.
 func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(v, pos)
-	fs = append(fs, secretsInValues(v, pos, "")...)
 	fs = append(fs, unknownWaivers(v, pos)...)
 	if w == nil {
 		sortFindings(fs)

@@ -24,7 +24,8 @@ func check(t *testing.T, src string) []rules.Finding {
 	all := values.NewPositions()
 	all.Overlay(c.ValuesPositions)
 	all.Overlay(pos)
-	return rules.CheckValues(values.Coalesce(c.Values, user), all)
+	merged := values.Coalesce(c.Values, user)
+	return append(rules.Credentials(merged, all), rules.CheckValues(merged, all)...)
 }
 
 func TestValuesRules(t *testing.T) {
