@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/schema"
@@ -68,7 +69,7 @@ func ParseConfig(n *yaml.Node, file string, linesKnown bool, dir string) (*Confi
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, &ConfigError{Where: where(n), Msg: "the function config must be a map"}
 	}
-	apiVersion, kind := scalar(n, "apiVersion"), scalar(n, "kind")
+	apiVersion, kind := yamlnode.Scalar(n, "apiVersion"), yamlnode.Scalar(n, "kind")
 	if kind != Kind || apiVersion != APIVersion {
 		return nil, &ConfigError{Where: where(n), Field: "kind",
 			Msg: fmt.Sprintf("expected apiVersion %s, kind %s; found %s %s", APIVersion, Kind, orNone(apiVersion), orNone(kind))}
@@ -87,19 +88,19 @@ func ParseConfig(n *yaml.Node, file string, linesKnown bool, dir string) (*Confi
 	if linesKnown {
 		c.File = file
 	}
-	meta := child(n, "metadata")
-	c.Name = scalar(meta, "name")
-	c.Namespace = scalar(meta, "namespace")
+	meta := yamlnode.Get(n, "metadata")
+	c.Name = yamlnode.Scalar(meta, "name")
+	c.Namespace = yamlnode.Scalar(meta, "namespace")
 	if c.Name == "" {
 		return nil, &ConfigError{Where: where(n), Field: "metadata.name", Msg: "required: it is the release name that names every rendered object"}
 	}
 	if err := renderer.CheckReleaseName(c.Name); err != nil {
-		return nil, &ConfigError{Where: where(child(meta, "name")), Field: "metadata.name", Msg: err.Error()}
+		return nil, &ConfigError{Where: where(yamlnode.Get(meta, "name")), Field: "metadata.name", Msg: err.Error()}
 	}
 	if c.Namespace == "" {
 		c.Namespace = "default"
 	}
-	if vf := child(n, "valuesFiles"); vf != nil && !isNull(vf) {
+	if vf := yamlnode.Get(n, "valuesFiles"); vf != nil && !yamlnode.IsNull(vf) {
 		if vf.Kind != yaml.SequenceNode {
 			return nil, &ConfigError{Where: where(vf), Field: "valuesFiles", Msg: "expected a list of file paths"}
 		}
@@ -114,7 +115,7 @@ func ParseConfig(n *yaml.Node, file string, linesKnown bool, dir string) (*Confi
 			c.ValuesFiles = append(c.ValuesFiles, p)
 		}
 	}
-	spec := child(n, "spec")
+	spec := yamlnode.Get(n, "spec")
 	if spec == nil {
 		return nil, &ConfigError{Where: where(n), Field: "spec",
 			Msg: "required: the values for the chart (write spec: {} to render the defaults)"}
@@ -156,7 +157,7 @@ func ReadConfigFile(file, name, dir string) (*Config, error) {
 	}
 	var found []*yaml.Node
 	for _, d := range docs {
-		if scalar(d, "kind") == Kind && (name == "" || scalar(child(d, "metadata"), "name") == name) {
+		if yamlnode.Scalar(d, "kind") == Kind && (name == "" || yamlnode.Scalar(yamlnode.Get(d, "metadata"), "name") == name) {
 			found = append(found, d)
 		}
 	}
@@ -246,32 +247,11 @@ func documents(name string, data []byte) ([]*yaml.Node, error) {
 			line, msg := values.SyntaxErrorLine(err)
 			return nil, &ConfigError{Where: fmt.Sprintf("%s:%d", name, line), Msg: "invalid YAML: " + msg}
 		}
-		if len(doc.Content) == 1 && !isNull(doc.Content[0]) {
+		if len(doc.Content) == 1 && !yamlnode.IsNull(doc.Content[0]) {
 			docs = append(docs, doc.Content[0])
 		}
 	}
 }
-
-func child(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func scalar(m *yaml.Node, key string) string {
-	if n := child(m, key); n != nil && n.Kind == yaml.ScalarNode {
-		return n.Value
-	}
-	return ""
-}
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
 func orNone(s string) string {
 	if s == "" {

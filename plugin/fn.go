@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
@@ -60,11 +61,11 @@ func Run(input []byte, env Env) Output {
 		// bytes back as they came.
 		return Output{Data: input, Err: err}
 	}
-	fc := child(rl.root, "functionConfig")
-	if fc == nil || isNull(fc) {
+	fc := yamlnode.Get(rl.root, "functionConfig")
+	if fc == nil || yamlnode.IsNull(fc) {
 		return rl.fail(fmt.Errorf("the ResourceList has no functionConfig; kustomize sends the %s listed under generators:", Kind), nil)
 	}
-	display := orNone(scalar(fc, "kind")) + "/" + scalar(child(fc, "metadata"), "name")
+	display := orNone(yamlnode.Scalar(fc, "kind")) + "/" + yamlnode.Scalar(yamlnode.Get(fc, "metadata"), "name")
 	cfg, err := ParseConfig(fc, display, false, env.Dir)
 	if err != nil {
 		return rl.fail(err, nil)
@@ -134,13 +135,13 @@ func parseResourceList(data []byte) (*resourceList, error) {
 		return nil, fmt.Errorf("input line %d: not YAML: %s", line, msg)
 	}
 	root := doc.Content[0]
-	apiVersion, kind := scalar(root, "apiVersion"), scalar(root, "kind")
+	apiVersion, kind := yamlnode.Scalar(root, "apiVersion"), yamlnode.Scalar(root, "kind")
 	if root.Kind != yaml.MappingNode || kind != resourceListKind ||
 		(apiVersion != resourceListAPIVersion && apiVersion != legacyListAPIVersion) {
 		return nil, fmt.Errorf("input line %d: expected kind ResourceList, apiVersion %s; found %s %s",
 			root.Line, resourceListAPIVersion, orNone(apiVersion), orNone(kind))
 	}
-	if items := child(root, "items"); items != nil && !isNull(items) {
+	if items := yamlnode.Get(root, "items"); items != nil && !yamlnode.IsNull(items) {
 		if items.Kind != yaml.SequenceNode {
 			return nil, fmt.Errorf("input line %d: items must be a list of objects", items.Line)
 		}
@@ -164,7 +165,7 @@ func (rl *resourceList) fail(err error, cfg *Config) Output {
 }
 
 func (rl *resourceList) items() []*yaml.Node {
-	if items := child(rl.root, "items"); items != nil && items.Kind == yaml.SequenceNode {
+	if items := yamlnode.Get(rl.root, "items"); items != nil && items.Kind == yaml.SequenceNode {
 		return items.Content
 	}
 	return nil
@@ -175,9 +176,9 @@ func (rl *resourceList) items() []*yaml.Node {
 func (rl *resourceList) keptItems(cfg *Config) []*yaml.Node {
 	var kept []*yaml.Node
 	for _, it := range rl.items() {
-		meta := child(it, "metadata")
-		own := scalar(it, "kind") == Kind && scalar(it, "apiVersion") == APIVersion &&
-			scalar(meta, "name") == cfg.Name && scalar(child(meta, "annotations"), LocalConfigAnnotation) == "true"
+		meta := yamlnode.Get(it, "metadata")
+		own := yamlnode.Scalar(it, "kind") == Kind && yamlnode.Scalar(it, "apiVersion") == APIVersion &&
+			yamlnode.Scalar(meta, "name") == cfg.Name && yamlnode.Scalar(yamlnode.Get(meta, "annotations"), LocalConfigAnnotation) == "true"
 		if !own {
 			kept = append(kept, it)
 		}
@@ -186,17 +187,17 @@ func (rl *resourceList) keptItems(cfg *Config) []*yaml.Node {
 }
 
 func (rl *resourceList) setItems(items []*yaml.Node) {
-	setKey(rl.root, "items", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items})
+	yamlnode.Set(rl.root, "items", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: items})
 }
 
 func (rl *resourceList) setResults(rs []result) {
 	if len(rs) == 0 {
-		removeKey(rl.root, "results")
+		yamlnode.Remove(rl.root, "results")
 		return
 	}
 	var n yaml.Node
 	if err := n.Encode(rs); err == nil { // plain structs of strings: it cannot fail
-		setKey(rl.root, "results", &n)
+		yamlnode.Set(rl.root, "results", &n)
 	}
 }
 
@@ -217,7 +218,7 @@ func (rl *resourceList) encode() ([]byte, error) {
 // config.kubernetes.io/path annotation; then new objects carry it as well.
 func usesLegacyPath(items []*yaml.Node) bool {
 	for _, it := range items {
-		if scalar(child(child(it, "metadata"), "annotations"), LegacyPathAnnotation) != "" {
+		if yamlnode.Scalar(yamlnode.Get(yamlnode.Get(it, "metadata"), "annotations"), LegacyPathAnnotation) != "" {
 			return true
 		}
 	}
@@ -232,29 +233,6 @@ func withPath(o *renderer.Object, path string, legacy bool) *yaml.Node {
 		n = (&renderer.Object{Node: n}).WithAnnotation(LegacyPathAnnotation, path)
 	}
 	return n
-}
-
-func str(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-}
-
-func setKey(m *yaml.Node, key string, v *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content[i+1] = v
-			return
-		}
-	}
-	m.Content = append(m.Content, str(key), v)
-}
-
-func removeKey(m *yaml.Node, key string) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content = append(m.Content[:i], m.Content[i+2:]...)
-			return
-		}
-	}
 }
 
 // result is one entry of a ResourceList's results, as the KRM function

@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
 )
@@ -60,11 +61,11 @@ func inputItems(in Input) ([]*yaml.Node, error) {
 	}
 	var items []*yaml.Node
 	for _, d := range docs {
-		if d.Kind != yaml.MappingNode || scalar(d, "kind") == "" || scalar(d, "apiVersion") == "" {
+		if d.Kind != yaml.MappingNode || yamlnode.Scalar(d, "kind") == "" || yamlnode.Scalar(d, "apiVersion") == "" {
 			return nil, &ConfigError{Where: fmt.Sprintf("%s:%d:%d", in.Name, d.Line, d.Column),
 				Msg: "expected a Kubernetes object with apiVersion and kind"}
 		}
-		if scalar(d, "kind") == resourceListKind {
+		if yamlnode.Scalar(d, "kind") == resourceListKind {
 			items = append(items, (&resourceList{root: d}).items()...)
 			continue
 		}

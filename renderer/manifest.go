@@ -13,6 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -201,11 +202,11 @@ func parseObject(source string, doc document) (*Object, error) {
 		return nil, fail(n.Line, "%v", err)
 	}
 	obj := &Object{Source: source, Node: canon, Line: doc.line + n.Line - 1}
-	obj.APIVersion = scalarAt(canon, "apiVersion")
-	obj.Kind = scalarAt(canon, "kind")
-	if meta := mapAt(canon, "metadata"); meta != nil {
-		obj.Name = scalarAt(meta, "name")
-		obj.Namespace = scalarAt(meta, "namespace")
+	obj.APIVersion = yamlnode.Scalar(canon, "apiVersion")
+	obj.Kind = yamlnode.Scalar(canon, "kind")
+	if meta := yamlnode.Map(canon, "metadata"); meta != nil {
+		obj.Name = yamlnode.Scalar(meta, "name")
+		obj.Namespace = yamlnode.Scalar(meta, "namespace")
 	}
 	switch {
 	case obj.APIVersion == "":
@@ -306,30 +307,6 @@ func canonicalScalar(n *yaml.Node) (*yaml.Node, error) {
 	return out, nil
 }
 
-func scalarAt(m *yaml.Node, key string) string {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			if v := m.Content[i+1]; v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
-				return v.Value
-			}
-			return ""
-		}
-	}
-	return ""
-}
-
-func mapAt(m *yaml.Node, key string) *yaml.Node {
-	if m == nil {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.MappingNode {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
 func newYAMLEncoder(w io.Writer, compact bool) *yaml.Encoder {
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
@@ -375,58 +352,35 @@ func WriteStream(w io.Writer, objs []*Object) error {
 // WithAnnotation returns a copy of the object's node with the annotation set
 // (added last when new). The object itself is not changed.
 func (o *Object) WithAnnotation(key, value string) *yaml.Node {
-	c := copyNode(o.Node)
-	meta := mapAt(c, "metadata")
+	c := yamlnode.Copy(o.Node)
+	meta := yamlnode.Map(c, "metadata")
 	if meta == nil {
 		return c // parseObject guarantees metadata; nothing sensible to do otherwise
 	}
-	ann := mapAt(meta, "annotations")
+	ann := yamlnode.Map(meta, "annotations")
 	if ann == nil {
 		ann = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		removeKey(meta, "annotations") // a null or scalar annotations field
-		meta.Content = append(meta.Content, strNode("annotations"), ann)
+		yamlnode.Remove(meta, "annotations") // a null or scalar annotations field
+		meta.Content = append(meta.Content, yamlnode.Str("annotations"), ann)
 	}
-	removeKey(ann, key)
-	ann.Content = append(ann.Content, strNode(key), strNode(value))
+	yamlnode.Remove(ann, key)
+	ann.Content = append(ann.Content, yamlnode.Str(key), yamlnode.Str(value))
 	return c
 }
 
 // TakeAnnotation removes the annotation from the object and returns its
 // value ("" when absent).
 func (o *Object) TakeAnnotation(key string) string {
-	ann := mapAt(mapAt(o.Node, "metadata"), "annotations")
+	ann := yamlnode.Map(yamlnode.Map(o.Node, "metadata"), "annotations")
 	if ann == nil {
 		return ""
 	}
-	v := scalarAt(ann, key)
-	removeKey(ann, key)
+	v := yamlnode.Scalar(ann, key)
+	yamlnode.Remove(ann, key)
 	if len(ann.Content) == 0 {
-		removeKey(mapAt(o.Node, "metadata"), "annotations")
+		yamlnode.Remove(yamlnode.Map(o.Node, "metadata"), "annotations")
 	}
 	return v
-}
-
-func strNode(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
-
-func copyNode(n *yaml.Node) *yaml.Node {
-	c := *n
-	c.Content = make([]*yaml.Node, len(n.Content))
-	for i, ch := range n.Content {
-		c.Content[i] = copyNode(ch)
-	}
-	return &c
-}
-
-func removeKey(m *yaml.Node, key string) {
-	if m == nil {
-		return
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			m.Content = append(m.Content[:i], m.Content[i+2:]...)
-			return
-		}
-	}
 }
 
 // stringStyles remembers how yaml.v3 writes a string (plain, quoted, block)

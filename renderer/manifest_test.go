@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/llmrender/llmrender/internal/yamlnode"
 )
 
 func streamOf(t *testing.T, rendered ...Rendered) (string, error) {
@@ -168,7 +170,7 @@ func TestValuesCannotInject(t *testing.T) {
 	if len(objs) != 1 {
 		t.Fatalf("got %d objects", len(objs))
 	}
-	data := mapAt(objs[0].Node, "data")
+	data := yamlnode.Map(objs[0].Node, "data")
 	if len(data.Content) != 6 {
 		t.Fatalf("data has %d keys", len(data.Content)/2)
 	}
