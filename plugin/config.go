@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/pipeline"
@@ -207,7 +208,7 @@ func relocate(p *values.Positions, from, to string) {
 // configFiles lists the generator and transformer files of the
 // kustomization in dir.
 func configFiles(dir string) []string {
-	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			continue
