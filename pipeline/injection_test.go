@@ -21,7 +21,7 @@ type stringField struct {
 
 func (f stringField) String() string { return strings.Join(f.path, ".") }
 
-// stringFields walks the chart's schema (resolving $refs into $defs) and
+// stringFields walks the chart's schema (resolving $refs into definitions) and
 // lists every property that accepts a string, outside the catalog.
 func stringFields(t *testing.T, c *Chart) []stringField {
 	t.Helper()
@@ -29,14 +29,14 @@ func stringFields(t *testing.T, c *Chart) []stringField {
 	if err := json.Unmarshal(c.Chart.Schema, &root); err != nil {
 		t.Fatal(err)
 	}
-	defs, _ := root["$defs"].(map[string]any)
+	defs, _ := root["definitions"].(map[string]any)
 	resolve := func(n map[string]any) map[string]any {
 		for {
 			ref, ok := n["$ref"].(string)
 			if !ok {
 				return n
 			}
-			n = defs[strings.TrimPrefix(ref, "#/$defs/")].(map[string]any)
+			n = defs[strings.TrimPrefix(ref, "#/definitions/")].(map[string]any)
 		}
 	}
 	acceptsString := func(n map[string]any) bool {

@@ -1,5 +1,5 @@
 // Package schema validates a values tree against a chart's values.schema.json
-// (JSON Schema draft 2020-12) and reports every violation at the file, line
+// (the draft its $schema names; 2020-12 when it names none) and reports every violation at the file, line
 // and column the offending value came from.
 package schema
 
@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -25,15 +26,16 @@ const ResourceURL = "https://llmrender.dev/schemas/values.schema.json"
 // Schema is a compiled values schema.
 type Schema struct {
 	compiled *jsonschema.Schema
-	raw      any // the decoded schema document, to explain errors
+	source   []byte
+	rawOnce  sync.Once
+	raw      any // the decoded schema document, to explain errors; decoded on the first error
 }
 
 // Compile compiles a values.schema.json document.
 func Compile(data []byte) (*Schema, error) {
-	var raw any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	if !json.Valid(data) {
+		var raw any
+		err := json.Unmarshal(data, &raw)
 		return nil, fmt.Errorf("values.schema.json: not valid JSON: %v", err)
 	}
 	c := jsonschema.NewCompiler()
@@ -46,7 +48,17 @@ func Compile(data []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("values.schema.json: %v", err)
 	}
-	return &Schema{compiled: compiled, raw: raw}, nil
+	return &Schema{compiled: compiled, source: data}, nil
+}
+
+// document is the schema as plain JSON values, for explaining violations.
+func (s *Schema) document() any {
+	s.rawOnce.Do(func() {
+		dec := json.NewDecoder(bytes.NewReader(s.source))
+		dec.UseNumber()
+		_ = dec.Decode(&s.raw) // compiled, so it decodes
+	})
+	return s.raw
 }
 
 // Violation is one way the values break the schema.
@@ -222,9 +234,9 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 func (s *Schema) schemaAt(absolute string) any {
 	_, frag, ok := strings.Cut(absolute, "#")
 	if !ok {
-		return s.raw
+		return s.document()
 	}
-	return lookup(s.raw, frag)
+	return lookup(s.document(), frag)
 }
 
 func propertyNames(schema any) []string {

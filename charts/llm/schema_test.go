@@ -64,9 +64,9 @@ func TestSchemaDocumentsEveryProperty(t *testing.T) {
 				walk(sub, pointer+"/"+key)
 			}
 		}
-		defs, _ := node["$defs"].(map[string]any)
+		defs, _ := node["definitions"].(map[string]any)
 		for name, d := range defs {
-			walk(d.(map[string]any), pointer+"/$defs/"+name)
+			walk(d.(map[string]any), pointer+"/definitions/"+name)
 		}
 	}
 	walk(root, "")

@@ -102,7 +102,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"render", "--set", "bogus"}, 1, `--set bogus: key "bogus" has no value`},
 		{[]string{"render", "--chart", "/nonexistent"}, 1, "chart /nonexistent: no such file or directory"},
 		{[]string{"validate"}, 0, "ok"},
-		{[]string{"schema"}, 0, `"$schema": "https://json-schema.org/draft/2020-12/schema"`},
+		{[]string{"schema"}, 0, `"$schema": "http://json-schema.org/draft-07/schema#"`},
 	}
 	for _, c := range cases {
 		r := runCLI(t, "", c.args...)
