@@ -20,7 +20,7 @@ import (
 // Chart is a loaded chart with its schema compiled.
 type Chart struct {
 	*renderer.Chart
-	Schema *schema.Schema // nil when the chart has no values.schema.json
+	schema func() (*schema.Schema, error) // waits for the compile; nil without values.schema.json
 }
 
 var (
@@ -34,7 +34,7 @@ func BuiltinChart() (*Chart, error) {
 	builtinOnce.Do(func() {
 		c, err := renderer.Load(llm.FS)
 		if err == nil {
-			builtinChart, builtinErr = withSchema(c)
+			builtinChart = prepare(c)
 		} else {
 			builtinErr = err
 		}
@@ -58,19 +58,54 @@ func LoadChart(dir string) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	return withSchema(c)
+	return prepare(c), nil
 }
 
-func withSchema(c *renderer.Chart) (*Chart, error) {
+// prepare starts the two one-time costs of a process, compiling the schema
+// and parsing the templates, on their own goroutines: they run while the
+// values are read and merged, and a second core does one of them.
+func prepare(c *renderer.Chart) *Chart {
 	out := &Chart{Chart: c}
 	if c.Schema != nil {
-		s, err := schema.Compile(c.Schema)
-		if err != nil {
-			return nil, fmt.Errorf("chart %s: %w", c.Metadata.Name, err)
-		}
-		out.Schema = s
+		out.schema = inBackground(func() (*schema.Schema, error) {
+			s, err := schema.Compile(c.Schema)
+			if err != nil {
+				return nil, fmt.Errorf("chart %s: %w", c.Metadata.Name, err)
+			}
+			return s, nil
+		})
 	}
-	return out, nil
+	c.ParseInBackground(false)
+	return out
+}
+
+// Schema returns the compiled values schema, nil when the chart has none.
+func (c *Chart) Schema() (*schema.Schema, error) {
+	if c.schema == nil {
+		return nil, nil
+	}
+	return c.schema()
+}
+
+// inBackground runs f on its own goroutine and returns a function that waits
+// for its result. A panic in f becomes its error.
+func inBackground[T any](f func() (T, error)) func() (T, error) {
+	done := make(chan struct{})
+	var v T
+	var err error
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("internal error: %v", r)
+			}
+		}()
+		v, err = f()
+	}()
+	return func() (T, error) {
+		<-done
+		return v, err
+	}
 }
 
 // Request is everything one render needs.
@@ -117,8 +152,12 @@ func Values(req Request) (map[string]any, *values.Positions, error) {
 	if found := rules.Credentials(merged, pos); len(found) > 0 {
 		return nil, nil, &rules.Failed{Findings: found}
 	}
-	if req.Chart.Schema != nil {
-		if vs := req.Chart.Schema.Validate(merged, pos); vs != nil {
+	s, err := req.Chart.Schema()
+	if err != nil {
+		return nil, nil, err
+	}
+	if s != nil {
+		if vs := s.Validate(merged, pos); vs != nil {
 			return nil, nil, vs
 		}
 	}

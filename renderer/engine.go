@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/llmrender/llmrender/values"
 )
 
 // Options are the per-render inputs that Helm takes from flags.
@@ -78,7 +80,7 @@ func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err e
 	if err != nil {
 		return nil, err
 	}
-	bindFuncs(t, map[string]int{}, opts.Strict, budget)
+	bindFuncs(t, newRenderState(budget))
 	basePath := path.Join(c.Metadata.Name, "templates")
 	for _, name := range names {
 		if strings.HasPrefix(path.Base(name), "_") {
@@ -115,6 +117,13 @@ func (pc *parseCache) get(c *Chart, strict bool) (*template.Template, []string, 
 	return pc.sets[i], pc.names, pc.errs[i]
 }
 
+// ParseInBackground starts parsing the templates for renders with the given
+// missing-key mode, so that the first render finds them ready. It returns at
+// once; a render that comes first parses them itself.
+func (c *Chart) ParseInBackground(strict bool) {
+	go c.parsed.get(c, strict)
+}
+
 // parseTemplates parses every template of the chart into one set, in
 // Helm's order.
 func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error) {
@@ -125,7 +134,7 @@ func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error)
 	}
 	t.Option(missing)
 	t.Funcs(sharedBaseFuncs())
-	bindFuncs(t, map[string]int{}, strict, &outputBudget{left: MaxOutputBytes})
+	bindFuncs(t, newRenderState(&outputBudget{left: MaxOutputBytes}))
 
 	names := make([]string, 0, len(c.Templates))
 	byName := map[string]string{}
@@ -170,9 +179,25 @@ func release(opts Options) map[string]any {
 	}
 }
 
+// renderState is what the functions of one render share, through tpl too.
+type renderState struct {
+	budget   *outputBudget
+	included map[string]int // include depth per template name
+	// fromYaml results by input. Charts commonly compute a context with
+	// `include "x" . | fromYaml` in every template; parsing the same text
+	// again is the most expensive part of such a render. Callers get a copy,
+	// so a template that changes its dict changes no other template's.
+	fromYAML map[string]map[string]any
+}
+
+func newRenderState(budget *outputBudget) *renderState {
+	return &renderState{budget: budget, included: map[string]int{}, fromYAML: map[string]map[string]any{}}
+}
+
 // bindFuncs binds the functions that need the template set or per-render
-// state: include, tpl, required and fail.
-func bindFuncs(t *template.Template, included map[string]int, strict bool, budget *outputBudget) {
+// state: include, tpl, required, fail and fromYaml.
+func bindFuncs(t *template.Template, st *renderState) {
+	included, budget := st.included, st.budget
 	t.Funcs(template.FuncMap{
 		"include": func(name string, data any) (string, error) {
 			if included[name] >= MaxIncludeDepth {
@@ -189,7 +214,7 @@ func bindFuncs(t *template.Template, included map[string]int, strict bool, budge
 			if err != nil {
 				return "", err
 			}
-			bindFuncs(clone, included, strict, budget)
+			bindFuncs(clone, st)
 			clone, err = clone.New(t.Name()).Parse(text)
 			if err != nil {
 				return "", fmt.Errorf("cannot parse template %q: %v", text, err)
@@ -210,6 +235,14 @@ func bindFuncs(t *template.Template, included map[string]int, strict bool, budge
 			return v, nil
 		},
 		"fail": func(msg string) (string, error) { return "", &chartError{msg} },
+		"fromYaml": func(s string) map[string]any {
+			m, ok := st.fromYAML[s]
+			if !ok {
+				m = fromYAML(s)
+				st.fromYAML[s] = m
+			}
+			return values.DeepCopy(m).(map[string]any)
+		},
 	})
 }
 

@@ -403,6 +403,9 @@ const (
 )
 
 func stringStyle(s string) (yaml.Style, string, error) {
+	if plainWord(s) {
+		return 0, "!!str", nil
+	}
 	if len(s) <= maxCachedString {
 		stringStyles.RLock()
 		st, ok := stringStyles.m[s]
@@ -411,16 +414,51 @@ func stringStyle(s string) (yaml.Style, string, error) {
 			return st.style, st.tag, nil
 		}
 	}
-	var tmp yaml.Node
-	if err := tmp.Encode(s); err != nil {
+	style, tag, err := yamlStringStyle(s)
+	if err != nil {
 		return 0, "", err
 	}
 	if len(s) <= maxCachedString {
 		stringStyles.Lock()
 		if len(stringStyles.m) < maxCachedStrings {
-			stringStyles.m[s] = styleTag{tmp.Style, tmp.Tag}
+			stringStyles.m[s] = styleTag{style, tag}
 		}
 		stringStyles.Unlock()
 	}
+	return style, tag, nil
+}
+
+// yamlStringStyle asks yaml.v3 by encoding s into a node.
+func yamlStringStyle(s string) (yaml.Style, string, error) {
+	var tmp yaml.Node
+	if err := tmp.Encode(s); err != nil {
+		return 0, "", err
+	}
 	return tmp.Style, tmp.Tag, nil
 }
+
+// plainWord tells, without asking yaml.v3, that it writes s as a plain
+// string: a letter, then letters, digits and "-_./", and not a word YAML 1.1
+// or 1.2 reads as a boolean or null. Most keys, names and labels of a
+// manifest are such words; everything else takes the slow, exact path.
+// TestPlainWordAgreesWithYAML holds this to what yaml.v3 does.
+func plainWord(s string) bool {
+	if s == "" || !isLetter(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !isLetter(c) && !('0' <= c && c <= '9') && c != '-' && c != '_' && c != '.' && c != '/' {
+			return false
+		}
+	}
+	if len(s) <= 5 {
+		switch strings.ToLower(s) {
+		case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+			return false
+		}
+	}
+	return true
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

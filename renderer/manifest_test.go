@@ -3,10 +3,13 @@ package renderer
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/yamlnode"
+	"go.yaml.in/yaml/v3"
 )
 
 func streamOf(t *testing.T, rendered ...Rendered) (string, error) {
@@ -230,4 +233,72 @@ data:
 	if !strings.Contains(first, `keys: e,i,o,p,q,r,t,u,w,z`) {
 		t.Errorf("keys not sorted:\n%s", first)
 	}
+}
+
+// plainWord is a shortcut past yaml.v3; wherever it says "plain", yaml.v3
+// must agree. The corpus: every string of the golden files, every short
+// string over an alphabet of the characters that matter, and the words
+// YAML gives meaning to.
+func TestPlainWordAgreesWithYAML(t *testing.T) {
+	corpus := map[string]bool{}
+	goldens, _ := filepath.Glob("../testdata/golden/*.yaml")
+	if len(goldens) == 0 {
+		t.Fatal("no golden files")
+	}
+	for _, g := range goldens {
+		data, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var doc yaml.Node
+			if err := dec.Decode(&doc); err != nil {
+				break
+			}
+			var walk func(n *yaml.Node)
+			walk = func(n *yaml.Node) {
+				if n.Kind == yaml.ScalarNode {
+					corpus[n.Value] = true
+				}
+				for _, c := range n.Content {
+					walk(c)
+				}
+			}
+			walk(&doc)
+		}
+	}
+	alphabet := []string{"a", "y", "Y", "n", "N", "o", "O", "f", "e", "E", "x", "0", "1", "-", "_", ".", "/", ":", " ", "#", "~"}
+	var grow func(prefix string, n int)
+	grow = func(prefix string, n int) {
+		corpus[prefix] = true
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			grow(prefix+c, n-1)
+		}
+	}
+	grow("", 4)
+	for _, w := range []string{"yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
+		"true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "nan", "NaN", "inf", "Inf",
+		"infinity", "Infinity", "e10", "E5", "x1F", "o17", "b101", "a-b", "a.b", "a/b", "a_b", "y2k", "yes-no",
+		"nullable", "Off-", "n.1", "v1", "apps/v1", "batch.volcano.sh", "2001-12-14", "Z", "T", "_a", ".a", "/a"} {
+		corpus[w] = true
+	}
+	plain := 0
+	for s := range corpus {
+		if !plainWord(s) {
+			continue
+		}
+		plain++
+		style, tag, err := yamlStringStyle(s)
+		if err != nil || style != 0 || tag != "!!str" {
+			t.Errorf("plainWord(%q) = true, but yaml.v3 writes it with style %v, tag %q (%v)", s, style, tag, err)
+		}
+	}
+	if plain < 1000 || plain == len(corpus) {
+		t.Fatalf("%d of %d strings plain: the corpus does not test both sides", plain, len(corpus))
+	}
+	t.Logf("%d of %d strings are plain words", plain, len(corpus))
 }
