@@ -3,9 +3,9 @@ package plan
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
+	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/rules"
 )
 
@@ -160,9 +160,9 @@ func orDash(s string) string {
 // mdEscape keeps a table cell one cell.
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-var nonID = regexp.MustCompile(`[^A-Za-z0-9_]`)
+var nonID = lazy.Regexp(`[^A-Za-z0-9_]`)
 
-func mermaidID(s string) string { return "s_" + nonID.ReplaceAllString(s, "_") }
+func mermaidID(s string) string { return "s_" + nonID().ReplaceAllString(s, "_") }
 
 // mermaidText escapes what would end a quoted Mermaid label.
 func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }

@@ -2,8 +2,9 @@ package renderer
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/llmrender/llmrender/internal/lazy"
 )
 
 // DefaultKubeVersion is what .Capabilities.KubeVersion reports without
@@ -80,11 +81,11 @@ type HelmVersion struct {
 	GoVersion    string
 }
 
-var kubeVersionRE = regexp.MustCompile(`^\s*v?([0-9]+(?:\.[0-9]+){1,2})(?:[-+].*)?\s*$`)
+var kubeVersionRE = lazy.Regexp(`^\s*v?([0-9]+(?:\.[0-9]+){1,2})(?:[-+].*)?\s*$`)
 
 // ParseKubeVersion reads "1.30", "v1.30.2" or "1.30.2-gke.1" as Helm does.
 func ParseKubeVersion(s string) (KubeVersion, error) {
-	m := kubeVersionRE.FindStringSubmatch(s)
+	m := kubeVersionRE().FindStringSubmatch(s)
 	if m == nil {
 		return KubeVersion{}, fmt.Errorf("invalid kube version %q: expected MAJOR.MINOR[.PATCH], e.g. 1.30.0", s)
 	}

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"text/template"
 
+	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -270,9 +270,9 @@ func (w budgetWriter) Write(p []byte) (int, error) {
 }
 
 var (
-	execErrRE  = regexp.MustCompile(`template: ([^:\s]+:\d+:\d+): executing "[^"]*" at (<[^>]*>): `)
-	callErrRE  = regexp.MustCompile(`^error calling \w+: `)
-	parseErrRE = regexp.MustCompile(`(?s)^template: ([^:]+:\d+(?::\d+)?): (.*)$`)
+	execErrRE  = lazy.Regexp(`template: ([^:\s]+:\d+:\d+): executing "[^"]*" at (<[^>]*>): `)
+	callErrRE  = lazy.Regexp(`^error calling \w+: `)
+	parseErrRE = lazy.Regexp(`(?s)^template: ([^:]+:\d+(?::\d+)?): (.*)$`)
 )
 
 // cleanExecError turns text/template's error into "file:line:col: message".
@@ -280,7 +280,7 @@ var (
 // to fix, and for required and fail only the chart's own message is kept.
 func cleanExecError(err error) error {
 	text := err.Error()
-	all := execErrRE.FindAllStringSubmatchIndex(text, -1)
+	all := execErrRE().FindAllStringSubmatchIndex(text, -1)
 	if all == nil {
 		return err
 	}
@@ -290,10 +290,10 @@ func cleanExecError(err error) error {
 	if errors.As(err, &ce) {
 		return fmt.Errorf("%s: %s", where, ce.msg)
 	}
-	return fmt.Errorf("%s: %s: %s", where, action, callErrRE.ReplaceAllString(text[last[1]:], ""))
+	return fmt.Errorf("%s: %s: %s", where, action, callErrRE().ReplaceAllString(text[last[1]:], ""))
 }
 func cleanParseError(err error) error {
-	if m := parseErrRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := parseErrRE().FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Errorf("%s: parse error: %s", m[1], m[2])
 	}
 	return err
@@ -303,7 +303,7 @@ func cleanParseError(err error) error {
 // (with suffixes) must still fit Kubernetes' 63-character labels.
 const MaxReleaseNameLength = 53
 
-var releaseNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+var releaseNameRE = lazy.Regexp(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
 // CheckReleaseName applies Helm's rule for release names, which become
 // object names and label values.
@@ -313,7 +313,7 @@ func CheckReleaseName(name string) error {
 		return errors.New("the release name must not be empty")
 	case len(name) > MaxReleaseNameLength:
 		return fmt.Errorf("release name %q is %d characters; at most %d fit the names derived from it", name, len(name), MaxReleaseNameLength)
-	case !releaseNameRE.MatchString(name):
+	case !releaseNameRE().MatchString(name):
 		return fmt.Errorf("release name %q must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", name)
 	}
 	return nil

@@ -53,7 +53,7 @@ func (e *ManifestError) Error() string {
 }
 
 // installOrder is Helm's: the order in which kinds must be applied.
-var installOrder = func() map[string]int {
+var installOrder = sync.OnceValue(func() map[string]int {
 	kinds := []string{
 		"PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange",
 		"PodSecurityPolicy", "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList",
@@ -69,7 +69,7 @@ var installOrder = func() map[string]int {
 		m[k] = i
 	}
 	return m
-}()
+})
 
 // Manifests splits rendered templates into documents, drops empty ones,
 // checks and canonicalises each object and sorts them in install order.
@@ -122,8 +122,8 @@ func manifests(rendered []Rendered, inFile bool) ([]*Object, error) {
 func SortObjects(objs []*Object) {
 	sort.SliceStable(objs, func(i, j int) bool {
 		a, b := objs[i], objs[j]
-		ra, aok := installOrder[a.Kind]
-		rb, bok := installOrder[b.Kind]
+		ra, aok := installOrder()[a.Kind]
+		rb, bok := installOrder()[b.Kind]
 		switch {
 		case aok && bok && ra != rb:
 			return ra < rb

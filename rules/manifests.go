@@ -2,10 +2,10 @@ package rules
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -145,7 +145,7 @@ func CheckObjects(objs []Object) []Finding {
 	return fs
 }
 
-var nprocRE = regexp.MustCompile(`--nproc[_-]per[_-]node[= ]+(\d+)\b`)
+var nprocRE = lazy.Regexp(`--nproc[_-]per[_-]node[= ]+(\d+)\b`)
 
 // LR001: torchrun must start one process per device the pod gets.
 func nprocMatchesDevices(objs []Object) []Finding {
@@ -154,7 +154,7 @@ func nprocMatchesDevices(objs []Object) []Finding {
 		for _, pt := range podTemplates(o) {
 			for i, c := range list(pt.spec, "containers") {
 				cm, _ := c.(map[string]any)
-				m := nprocRE.FindStringSubmatch(commandLine(cm))
+				m := nprocRE().FindStringSubmatch(commandLine(cm))
 				res, n := devicesOf(cm)
 				if m == nil || n == 0 {
 					continue
@@ -399,7 +399,7 @@ func mutableTag(image string) bool {
 	return tag == "" || tag == "latest"
 }
 
-var npRE = regexp.MustCompile(`(?:^|\s)(?:-np|-n|--np|-c)[= ]+(\d+)\b`)
+var npRE = lazy.Regexp(`(?:^|\s)(?:-np|-n|--np|-c)[= ]+(\d+)\b`)
 
 // LR012: mpirun must start exactly one rank per slot.
 func mpiSlots(objs []Object) []Finding {
@@ -418,7 +418,7 @@ func mpiSlots(objs []Object) []Finding {
 			if !strings.Contains(line, "mpirun") {
 				continue
 			}
-			if m := npRE.FindStringSubmatch(line); m != nil {
+			if m := npRE().FindStringSubmatch(line); m != nil {
 				np, _ := strconv.ParseInt(m[1], 10, 64)
 				if np != workers*slots {
 					out = append(out, objFinding("LR012", Error, o, "spec.mpiReplicaSpecs.Launcher", "mpirun -np %d but %d workers x %d slots = %d ranks", np, workers, slots, workers*slots))
@@ -430,7 +430,7 @@ func mpiSlots(objs []Object) []Finding {
 }
 
 // Whole name parts only: HF_TOKEN and AWS_SECRET_ACCESS_KEY, not MAX_NEW_TOKENS.
-var secretNameRE = regexp.MustCompile(`(?i)(^|_)(token|secret|password|passwd|api_?key|access_?key|secret_?key|credentials?)($|_)`)
+var secretNameRE = lazy.Regexp(`(?i)(^|_)(token|secret|password|passwd|api_?key|access_?key|secret_?key|credentials?)($|_)`)
 
 // LR016: credentials in plain env end up in every copy of the manifest.
 func plainSecrets(objs []Object) []Finding {
@@ -440,7 +440,7 @@ func plainSecrets(objs []Object) []Finding {
 			for _, c := range containers(pt.spec) {
 				for _, e := range list(c, "env") {
 					name, value := str(e, "name"), str(e, "value")
-					if value != "" && secretNameRE.MatchString(name) {
+					if value != "" && secretNameRE().MatchString(name) {
 						out = append(out, objFinding("LR016", Error, o, pt.path, "container %s sets %s to a literal value; reference a Secret with valueFrom.secretKeyRef", str(c, "name"), name))
 					}
 				}

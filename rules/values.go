@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
@@ -204,14 +205,14 @@ func gatedDownload(w *Workload, pos *values.Positions) []Finding {
 }
 
 var secretPatterns = []struct {
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp
 	what string
 }{
-	{regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}`), "a Hugging Face token"},
-	{regexp.MustCompile(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`), "an AWS access key"},
-	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
-	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}`), "a GitHub token"},
-	{regexp.MustCompile(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
+	{lazy.Regexp(`\bhf_[A-Za-z0-9]{30,}`), "a Hugging Face token"},
+	{lazy.Regexp(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`), "an AWS access key"},
+	{lazy.Regexp(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
+	{lazy.Regexp(`\bgh[pousr]_[A-Za-z0-9]{36,}`), "a GitHub token"},
+	{lazy.Regexp(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
 }
 
 // Credentials finds tokens, keys and signed URLs anywhere in a values tree
@@ -255,7 +256,7 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 
 func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {
 	for _, p := range secretPatterns {
-		if p.re.MatchString(s) {
+		if p.re().MatchString(s) {
 			f := at(pos, "LR009", Error, ptr, fmt.Sprintf(
 				"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", p.what))
 			f.Unwaivable = true

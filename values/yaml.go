@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/internal/lazy"
 )
 
 // Limits bound what one values file may expand to, so that an alias bomb or a
@@ -98,14 +99,14 @@ func ParseNode(name string, n *yaml.Node) (map[string]any, *Positions, error) {
 	return v.(map[string]any), pos, nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+var yamlLineRE = lazy.Regexp(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // SyntaxErrorLine extracts a 1-based line and the message from a yaml.v3
 // syntax error. yaml.v3 leaves out line 0, and reports some parser errors
 // ("did not find expected ',' or ']'", "... key") with a 0-based line while
 // others, and all scanner errors, are 1-based; values_test pins each case.
 func SyntaxErrorLine(err error) (int, string) {
-	m := yamlLineRE.FindStringSubmatch(err.Error())
+	m := yamlLineRE().FindStringSubmatch(err.Error())
 	if m == nil {
 		return 1, strings.TrimPrefix(err.Error(), "yaml: ")
 	}
@@ -281,7 +282,7 @@ func (c *converter) checkYAML11Bool(n *yaml.Node, what string) error {
 		n.Value, b, b, n.Value)
 }
 
-var digitsRE = regexp.MustCompile(`^[-+]?[0-9][0-9_]*$`)
+var digitsRE = lazy.Regexp(`^[-+]?[0-9][0-9_]*$`)
 
 func (c *converter) scalar(n *yaml.Node) (any, error) {
 	switch n.Tag {
@@ -315,7 +316,7 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	case uint64:
 		return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", n.Value)
 	case float64:
-		if digitsRE.MatchString(n.Value) {
+		if digitsRE().MatchString(n.Value) {
 			return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", n.Value)
 		}
 		if math.IsInf(x, 0) || math.IsNaN(x) {
