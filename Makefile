@@ -49,8 +49,17 @@ e2e: $(HELM) $(KUSTOMIZE) $(KUBE_APISERVER) $(ETCD)
 golden:
 	$(GO) test ./... -run Golden -update
 
-bench: build $(HELM)
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# Benchmarks: in process (go test -bench), then whole processes side by side
+# with helm template and kustomize's helmCharts (hack/bench); the results go
+# to BENCHMARKS.md. BENCH_RUNS timed runs per command after BENCH_WARMUP.
+BENCH_RUNS   ?= 30
+BENCH_WARMUP ?= 3
+bench: build $(HELM) $(KUSTOMIZE)
+	@mkdir -p .bench
+	$(GO) test -run '^$$' -bench . -benchmem ./... > .bench/go.txt || { cat .bench/go.txt; exit 1; }
+	@cat .bench/go.txt
+	$(GO) run ./hack/bench -llmrender $(BIN) -helm $(HELM) -kustomize $(KUSTOMIZE) \
+		-runs $(BENCH_RUNS) -warmup $(BENCH_WARMUP) -gobench .bench/go.txt -o BENCHMARKS.md
 
 tools: $(HELM) $(KUSTOMIZE) $(KUBE_APISERVER) $(ETCD)
 

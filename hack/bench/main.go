@@ -1,0 +1,402 @@
+// Command bench times whole processes side by side, the way users run them:
+// `llmrender render` against `helm template` of the same chart with the same
+// values, and kustomize's exec generator (llmrender fn) against kustomize's
+// helmCharts inflator (helm), for every example. Runs alternate between the
+// two sides after a warm-up so that a busy moment hurts both alike. It prints
+// medians and ratios and writes them, with the machine, to a markdown file.
+//
+//	go run ./hack/bench -llmrender bin/llmrender -helm HELM -kustomize KUSTOMIZE
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	llmrender, helm, kustomize string
+	examples                   []string
+	runs, warmup               int
+	goBench                    string // output of the in-process benchmarks, copied into the report
+	out                        string
+}
+
+func run() error {
+	var c config
+	flag.StringVar(&c.llmrender, "llmrender", "bin/llmrender", "llmrender binary")
+	flag.StringVar(&c.helm, "helm", "", "helm binary (required)")
+	flag.StringVar(&c.kustomize, "kustomize", "", "kustomize binary (required)")
+	flag.IntVar(&c.runs, "runs", 30, "timed runs per command")
+	flag.IntVar(&c.warmup, "warmup", 3, "untimed runs per command first")
+	flag.StringVar(&c.goBench, "gobench", "", "file with `go test -bench` output to include")
+	flag.StringVar(&c.out, "o", "BENCHMARKS.md", "report to write")
+	glob := flag.String("examples", "examples/*.yaml", "values files to render")
+	flag.Parse()
+	if c.helm == "" || c.kustomize == "" || flag.NArg() > 0 || c.runs < 1 || c.warmup < 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	var err error
+	if c.examples, err = filepath.Glob(*glob); err != nil || len(c.examples) == 0 {
+		return fmt.Errorf("no examples match %s", *glob)
+	}
+	for _, p := range []*string{&c.llmrender, &c.helm, &c.kustomize} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			return err
+		}
+	}
+	work, err := os.MkdirTemp("", "llmrender-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	pairs, err := setUp(c, work)
+	if err != nil {
+		return err
+	}
+	var rows []row
+	for _, p := range pairs {
+		fmt.Fprintf(os.Stderr, "%-52s ", p.group+" "+p.example)
+		r, err := measurePair(p, c.warmup, c.runs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%6.1f ms vs %6.1f ms (%.1fx), %5.1f MB vs %5.1f MB\n",
+			ms(r.ours.wall), ms(r.theirs.wall), r.speedup(), mb(r.ours.rss), mb(r.theirs.rss))
+		rows = append(rows, r)
+	}
+	report := markdown(c, describeMachine(c), rows)
+	fmt.Print(report)
+	return os.WriteFile(c.out, []byte(report), 0o644)
+}
+
+// command is one process to time: argv, run in dir.
+type command struct {
+	dir  string
+	argv []string
+}
+
+func (c command) String() string { return strings.Join(c.argv, " ") }
+
+type pair struct {
+	group, example string
+	ours, theirs   command
+}
+
+// setUp exports the built-in chart for helm and writes one kustomization per
+// side and example.
+func setUp(c config, work string) ([]pair, error) {
+	chartHome := filepath.Join(work, "charts")
+	chart := filepath.Join(chartHome, "llm")
+	if out, err := exec.Command(c.llmrender, "chart", "export", chart).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("chart export: %v: %s", err, out)
+	}
+	// Both sides get the same release, namespace and Kubernetes version.
+	const kubeVersion = "1.36.0"
+	var template, kust []pair
+	for _, ex := range c.examples {
+		abs, err := filepath.Abs(ex)
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(filepath.Base(ex), ".yaml")
+		template = append(template, pair{
+			group: "render", example: name,
+			ours:   command{argv: []string{c.llmrender, "render", "-f", abs, "--kube-version", kubeVersion}},
+			theirs: command{argv: []string{c.helm, "template", "llm", chart, "-f", abs, "--kube-version", kubeVersion}},
+		})
+
+		gen := filepath.Join(work, "generator", name)
+		inflate := filepath.Join(work, "helmcharts", name)
+		files := map[string]string{
+			filepath.Join(gen, "kustomization.yaml"): "generators:\n- llmworkload.yaml\n",
+			filepath.Join(gen, "llmworkload.yaml"): fmt.Sprintf(`apiVersion: llmrender.dev/v1alpha1
+kind: LLMWorkload
+metadata:
+  name: llm
+  annotations:
+    config.kubernetes.io/function: |
+      exec:
+        path: %s
+        args: [fn]
+valuesFiles:
+- values.yaml
+spec: {}
+`, c.llmrender),
+			filepath.Join(inflate, "kustomization.yaml"): fmt.Sprintf(`helmGlobals:
+  chartHome: %s
+helmCharts:
+- name: llm
+  releaseName: llm
+  kubeVersion: %q
+  valuesFile: values.yaml
+`, chartHome, kubeVersion),
+		}
+		data, err := os.ReadFile(ex)
+		if err != nil {
+			return nil, err
+		}
+		files[filepath.Join(gen, "values.yaml")] = string(data)
+		files[filepath.Join(inflate, "values.yaml")] = string(data)
+		for path, content := range files {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		kust = append(kust, pair{
+			group: "kustomize", example: name,
+			ours:   command{dir: gen, argv: []string{c.kustomize, "build", "--enable-alpha-plugins", "--enable-exec", "."}},
+			theirs: command{dir: inflate, argv: []string{c.kustomize, "build", "--enable-helm", "--helm-command", c.helm, "."}},
+		})
+	}
+	return append(template, kust...), nil
+}
+
+// sample is one finished process.
+type sample struct {
+	wall, cpu time.Duration
+	rss       int64 // peak resident set in bytes, of the process or its largest child
+}
+
+// result is the median of each measure over the timed runs.
+type result = sample
+
+type row struct {
+	pair         pair
+	ours, theirs result
+}
+
+func (r row) speedup() float64 { return float64(r.theirs.wall) / float64(r.ours.wall) }
+
+func measurePair(p pair, warmup, runs int) (row, error) {
+	// Both sides must succeed with objects on stdout before anything is timed.
+	for _, c := range []command{p.ours, p.theirs} {
+		out, err := once(c, true)
+		if err != nil {
+			return row{}, err
+		}
+		if !bytes.Contains(out, []byte("kind:")) {
+			return row{}, fmt.Errorf("%s: no objects on stdout", c)
+		}
+	}
+	for range warmup {
+		for _, c := range []command{p.ours, p.theirs} {
+			if _, err := once(c, false); err != nil {
+				return row{}, err
+			}
+		}
+	}
+	var ours, theirs []sample
+	for range runs {
+		for _, side := range []struct {
+			c   command
+			out *[]sample
+		}{{p.ours, &ours}, {p.theirs, &theirs}} {
+			s, err := timed(side.c)
+			if err != nil {
+				return row{}, err
+			}
+			*side.out = append(*side.out, s)
+		}
+	}
+	return row{pair: p, ours: median(ours), theirs: median(theirs)}, nil
+}
+
+func once(c command, keep bool) ([]byte, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Dir = c.dir
+	cmd.Stderr = &stderr
+	if keep {
+		cmd.Stdout = &stdout
+	}
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %v: %s", c, err, stderr.Bytes())
+	}
+	return stdout.Bytes(), nil
+}
+
+// timed runs c with stdout on /dev/null (no copying goroutine on our side).
+func timed(c command) (sample, error) {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return sample{}, err
+	}
+	defer devnull.Close()
+	var stderr bytes.Buffer
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Dir = c.dir
+	cmd.Stdout = devnull
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %v: %s", c, err, stderr.Bytes())
+	}
+	st := cmd.ProcessState
+	var rss int64
+	// Linux reports the peak of the process or of its largest waited-for
+	// descendant, in KiB: what kustomize's child processes used counts.
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024
+	}
+	return sample{wall: wall, cpu: st.UserTime() + st.SystemTime(), rss: rss}, nil
+}
+
+func median(ss []sample) result {
+	pick := func(get func(sample) int64) int64 {
+		vs := make([]int64, len(ss))
+		for i, s := range ss {
+			vs[i] = get(s)
+		}
+		slices.Sort(vs)
+		if len(vs)%2 == 1 {
+			return vs[len(vs)/2]
+		}
+		return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return result{
+		wall: time.Duration(pick(func(s sample) int64 { return int64(s.wall) })),
+		cpu:  time.Duration(pick(func(s sample) int64 { return int64(s.cpu) })),
+		rss:  pick(func(s sample) int64 { return s.rss }),
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func mb(b int64) float64         { return float64(b) / (1 << 20) }
+
+// describeMachine names what the numbers were measured on.
+func describeMachine(c config) []string {
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(data)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int64
+		if _, err := fmt.Sscanf(string(data), "MemTotal: %d kB", &kb); err == nil {
+			mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
+		}
+	}
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	version := func(argv ...string) string {
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
+		if err != nil {
+			return "unknown"
+		}
+		return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
+	}
+	tool := func(path string, argv ...string) string {
+		if rel, err := filepath.Rel(mustGetwd(), path); err == nil && !strings.HasPrefix(rel, "..") {
+			path = rel
+		}
+		return fmt.Sprintf("`%s` (%s)", path, version(argv...))
+	}
+	return []string{
+		fmt.Sprintf("%s, %d cores%s, Linux %s (%s/%s), %s", cpu, runtime.NumCPU(), mem, strings.TrimSpace(string(kernel)), runtime.GOOS, runtime.GOARCH, runtime.Version()),
+		"llmrender " + tool(c.llmrender, c.llmrender, "version"),
+		"helm " + tool(c.helm, c.helm, "version", "--short") + ", kustomize " + tool(c.kustomize, c.kustomize, "version"),
+	}
+}
+
+func markdown(c config, machine []string, rows []row) string {
+	var b strings.Builder
+	b.WriteString("# Benchmarks\n\nWritten by `make bench`; numbers from one run on the machine below. ")
+	b.WriteString("Compare ratios, not absolute times, across machines.\n\n")
+	for _, m := range machine {
+		fmt.Fprintf(&b, "- %s\n", m)
+	}
+	fmt.Fprintf(&b, "\n## Whole processes\n\nMedians of %d runs per command after %d warm-up runs, the two sides alternating. ", c.runs, c.warmup)
+	b.WriteString("Wall time from start to exit; CPU is user + system; peak RSS is the largest process ")
+	b.WriteString("(for kustomize: kustomize itself or the llmrender/helm it starts). ")
+	b.WriteString("Speed-up is helm's wall time over llmrender's; memory is llmrender's peak over helm's.\n\n")
+	section := func(group, title, oursName, theirsName string) {
+		fmt.Fprintf(&b, "### %s\n\n", title)
+		fmt.Fprintf(&b, "| example | %s wall | %s wall | speed-up | %s CPU | %s CPU | %s RSS | %s RSS | memory |\n", oursName, theirsName, oursName, theirsName, oursName, theirsName)
+		b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		for _, r := range rows {
+			if r.pair.group != group {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %.1f ms | %.1f ms | %.1fx | %.1f ms | %.1f ms | %.1f MB | %.1f MB | %.2f |\n",
+				r.pair.example, ms(r.ours.wall), ms(r.theirs.wall), r.speedup(), ms(r.ours.cpu), ms(r.theirs.cpu),
+				mb(r.ours.rss), mb(r.theirs.rss), float64(r.ours.rss)/float64(r.theirs.rss))
+		}
+		b.WriteString("\n")
+		for _, r := range rows {
+			if r.pair.group == group {
+				fmt.Fprintf(&b, "Commands (for %s): `%s` against `%s`", r.pair.example, relative(r.pair.ours), relative(r.pair.theirs))
+				if r.pair.ours.dir != "" {
+					b.WriteString(", each in a kustomization with the example as values.yaml")
+				}
+				b.WriteString(".\n\n")
+				break
+			}
+		}
+	}
+	section("render", "llmrender render against helm template", "llmrender", "helm")
+	section("kustomize", "kustomize build: llmrender generator against helmCharts", "generator", "helmCharts")
+	if c.goBench != "" {
+		data, err := os.ReadFile(c.goBench)
+		if err == nil {
+			b.WriteString("## In process\n\n`go test -run '^$' -bench . -benchmem ./...` (ns/op is wall time of one operation; B/op and allocs/op are heap allocations):\n\n```\n")
+			for line := range strings.Lines(string(data)) {
+				if strings.HasPrefix(line, "Benchmark") || strings.HasPrefix(line, "pkg:") {
+					b.WriteString(line)
+				}
+			}
+			b.WriteString("```\n")
+		} else if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(&b, "(in-process results unreadable: %v)\n", err)
+		}
+	}
+	return b.String()
+}
+
+func mustGetwd() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "/"
+	}
+	return wd
+}
+
+// relative shortens absolute tool paths to their base names for the report.
+func relative(c command) string {
+	argv := slices.Clone(c.argv)
+	for i, a := range argv {
+		if filepath.IsAbs(a) && !strings.HasPrefix(a, os.TempDir()) {
+			argv[i] = filepath.Base(a)
+		} else if strings.HasPrefix(a, os.TempDir()) {
+			argv[i] = "…/" + filepath.Base(a)
+		}
+	}
+	return strings.Join(argv, " ")
+}
