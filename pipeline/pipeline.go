@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 
@@ -32,12 +33,19 @@ var (
 // BuiltinChart returns the embedded chart, loaded once per process.
 func BuiltinChart() (*Chart, error) {
 	builtinOnce.Do(func() {
-		c, err := renderer.Load(llm.FS)
-		if err == nil {
-			builtinChart = prepare(c)
-		} else {
-			builtinErr = err
+		// Compiling the schema is the longest one-time step of a process:
+		// it starts before the chart's values.yaml is parsed.
+		var early func() (*schema.Schema, error)
+		if data, err := fs.ReadFile(llm.FS, "values.schema.json"); err == nil {
+			early = compileInBackground(data, "llm")
 		}
+		c, err := renderer.Load(llm.FS)
+		if err != nil {
+			builtinErr = err
+			return
+		}
+		builtinChart = &Chart{Chart: c, schema: early}
+		c.ParseInBackground(false)
 	})
 	return builtinChart, builtinErr
 }
@@ -67,16 +75,20 @@ func LoadChart(dir string) (*Chart, error) {
 func prepare(c *renderer.Chart) *Chart {
 	out := &Chart{Chart: c}
 	if c.Schema != nil {
-		out.schema = inBackground(func() (*schema.Schema, error) {
-			s, err := schema.Compile(c.Schema)
-			if err != nil {
-				return nil, fmt.Errorf("chart %s: %w", c.Metadata.Name, err)
-			}
-			return s, nil
-		})
+		out.schema = compileInBackground(c.Schema, c.Metadata.Name)
 	}
 	c.ParseInBackground(false)
 	return out
+}
+
+func compileInBackground(data []byte, chart string) func() (*schema.Schema, error) {
+	return inBackground(func() (*schema.Schema, error) {
+		s, err := schema.Compile(data)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", chart, err)
+		}
+		return s, nil
+	})
 }
 
 // Schema returns the compiled values schema, nil when the chart has none.

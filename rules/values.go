@@ -204,15 +204,19 @@ func gatedDownload(w *Workload, pos *values.Positions) []Finding {
 	return nil
 }
 
+// secretPatterns are the credentials LR009 knows. A pattern runs only on
+// strings that contain one of its hints (a literal every match contains):
+// most values hold none, and the scan covers every string of the values.
 var secretPatterns = []struct {
-	re   func() *regexp.Regexp
-	what string
+	hints []string
+	re    func() *regexp.Regexp
+	what  string
 }{
-	{lazy.Regexp(`\bhf_[A-Za-z0-9]{30,}`), "a Hugging Face token"},
-	{lazy.Regexp(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`), "an AWS access key"},
-	{lazy.Regexp(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
-	{lazy.Regexp(`\bgh[pousr]_[A-Za-z0-9]{36,}`), "a GitHub token"},
-	{lazy.Regexp(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
+	{[]string{"hf_"}, lazy.Regexp(`\bhf_[A-Za-z0-9]{30,}`), "a Hugging Face token"},
+	{[]string{"AKIA", "ASIA"}, lazy.Regexp(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`), "an AWS access key"},
+	{[]string{"-----BEGIN "}, lazy.Regexp(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
+	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, lazy.Regexp(`\bgh[pousr]_[A-Za-z0-9]{36,}`), "a GitHub token"},
+	{[]string{"://"}, lazy.Regexp(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
 }
 
 // Credentials finds tokens, keys and signed URLs anywhere in a values tree
@@ -256,7 +260,7 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 
 func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {
 	for _, p := range secretPatterns {
-		if p.re().MatchString(s) {
+		if containsAny(s, p.hints) && p.re().MatchString(s) {
 			f := at(pos, "LR009", Error, ptr, fmt.Sprintf(
 				"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", p.what))
 			f.Unwaivable = true
@@ -264,6 +268,15 @@ func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {
 		}
 	}
 	return Finding{}, false
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // LR013: an explicit storage size smaller than the checkpoint cannot work.
