@@ -254,20 +254,19 @@ func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
 	case yaml.ScalarNode:
 		return canonicalScalar(n)
 	case yaml.MappingNode, yaml.SequenceNode:
-		out := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Line: n.Line, Column: n.Column}
+		out := &yaml.Node{Kind: n.Kind, Tag: n.Tag, Line: n.Line, Column: n.Column, Content: make([]*yaml.Node, 0, len(n.Content))}
 		if n.Tag == "!!map" || n.Tag == "!!seq" {
 			out.Tag = ""
 		}
-		keys := map[string]int{}
+		seen := keySet{content: n.Content}
 		for i, c := range n.Content {
 			if n.Kind == yaml.MappingNode && i%2 == 0 {
 				if c.Kind == yaml.ScalarNode && c.Tag == "!!merge" {
 					return nil, fmt.Errorf("line %d: YAML merge keys (<<) are not allowed in manifests; Kubernetes does not expand them", c.Line)
 				}
-				if first, dup := keys[c.Value]; dup && c.Kind == yaml.ScalarNode {
-					return nil, fmt.Errorf("line %d: duplicate key %q (first at line %d)", c.Line, c.Value, first)
+				if first := seen.add(i); first != nil {
+					return nil, fmt.Errorf("line %d: duplicate key %q (first at line %d)", c.Line, c.Value, first.Line)
 				}
-				keys[c.Value] = c.Line
 			}
 			cc, err := canonical(c, budget)
 			if err != nil {
@@ -280,6 +279,48 @@ func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
 	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
 }
 
+// keySet finds duplicate scalar keys of one mapping's content. Manifest maps
+// are small, so it scans the keys before; only a large map gets an index,
+// which keeps a hostile map with many keys linear.
+type keySet struct {
+	content []*yaml.Node
+	index   map[string]*yaml.Node
+}
+
+const keySetScan = 32 // keys scanned before an index is built
+
+// add checks the key at content[i] and returns the earlier key with the same
+// value, or nil.
+func (ks *keySet) add(i int) *yaml.Node {
+	key := ks.content[i]
+	if ks.index == nil && i/2 < keySetScan {
+		for j := 0; j < i; j += 2 {
+			if k := ks.content[j]; k.Kind == yaml.ScalarNode && key.Kind == yaml.ScalarNode && k.Value == key.Value {
+				return k
+			}
+		}
+		return nil
+	}
+	if ks.index == nil {
+		ks.index = make(map[string]*yaml.Node, len(ks.content)/2)
+		for j := 0; j < i; j += 2 {
+			if k := ks.content[j]; k.Kind == yaml.ScalarNode {
+				if _, dup := ks.index[k.Value]; !dup {
+					ks.index[k.Value] = k
+				}
+			}
+		}
+	}
+	if key.Kind != yaml.ScalarNode {
+		return nil
+	}
+	if first, dup := ks.index[key.Value]; dup {
+		return first
+	}
+	ks.index[key.Value] = key
+	return nil
+}
+
 func canonicalScalar(n *yaml.Node) (*yaml.Node, error) {
 	out := &yaml.Node{Kind: yaml.ScalarNode, Tag: n.Tag, Value: n.Value, Line: n.Line, Column: n.Column}
 	switch n.Tag {
@@ -290,12 +331,18 @@ func canonicalScalar(n *yaml.Node) (*yaml.Node, error) {
 		}
 		out.Style, out.Tag = style, tag
 	case "!!int":
+		if isDecimal(n.Value) {
+			break // already canonical: a plain decimal is written as it is
+		}
 		var v int64
 		if err := n.Decode(&v); err != nil {
 			return nil, fmt.Errorf("line %d: integer %s does not fit in 64 bits", n.Line, n.Value)
 		}
 		out.Value = strconv.FormatInt(v, 10)
 	case "!!bool":
+		if n.Value == "true" || n.Value == "false" {
+			break
+		}
 		var v bool
 		if err := n.Decode(&v); err != nil {
 			return nil, err
@@ -305,6 +352,21 @@ func canonicalScalar(n *yaml.Node) (*yaml.Node, error) {
 		out.Value = "null"
 	}
 	return out, nil
+}
+
+// isDecimal tells whether s is written exactly as strconv.FormatInt writes
+// an int64: an optional minus, then digits without a leading zero.
+func isDecimal(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || len(digits) > 18 || (digits[0] == '0' && (len(digits) > 1 || s[0] == '-')) {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func newYAMLEncoder(w io.Writer, compact bool) *yaml.Encoder {

@@ -143,6 +143,30 @@ func TestManifestsErrors(t *testing.T) {
 	}
 }
 
+// Duplicate keys are found in small maps (a scan) and large ones (an index),
+// and a map with many keys stays linear.
+func TestManifestsDuplicateKeysInLargeMaps(t *testing.T) {
+	for _, keys := range []int{2, 31, 32, 33, 100, 50_000} {
+		for _, dupAt := range []int{1, keys / 2, keys - 1} {
+			var b strings.Builder
+			b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n")
+			for i := 0; i < keys; i++ {
+				fmt.Fprintf(&b, "  k%d: v\n", i)
+			}
+			_, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: b.String()}})
+			if err != nil {
+				t.Fatalf("%d distinct keys: %v", keys, err)
+			}
+			fmt.Fprintf(&b, "  k%d: again\n", dupAt)
+			_, err = Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: b.String()}})
+			want := fmt.Sprintf("line %d: duplicate key \"k%d\" (first at line %d)", 6+keys, dupAt, 6+dupAt)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%d keys, k%d again: error = %v, want %q", keys, dupAt, err, want)
+			}
+		}
+	}
+}
+
 func TestManifestsAliasBomb(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\na0: &a0 [x, x]\n")
