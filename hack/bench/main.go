@@ -363,6 +363,7 @@ func markdown(c config, machine []string, rows []row) string {
 	}
 	section("render", "llmrender render against helm template", "llmrender", "helm")
 	section("kustomize", "kustomize build: llmrender generator against helmCharts", "generator", "helmCharts")
+	b.WriteString(targets(rows))
 	if c.goBench != "" {
 		data, err := os.ReadFile(c.goBench)
 		if err == nil {
@@ -386,6 +387,40 @@ func mustGetwd() string {
 		return "/"
 	}
 	return wd
+}
+
+// targets compares the worst row of each group with the project's goals.
+func targets(rows []row) string {
+	worst := func(group string, get func(row) float64, lowest bool) float64 {
+		first := true
+		var w float64
+		for _, r := range rows {
+			if r.pair.group != group {
+				continue
+			}
+			if v := get(r); first || (lowest && v < w) || (!lowest && v > w) {
+				w, first = v, false
+			}
+		}
+		return w
+	}
+	speedup := func(r row) float64 { return r.speedup() }
+	memory := func(r row) float64 { return float64(r.ours.rss) / float64(r.theirs.rss) }
+	status := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "not met"
+	}
+	var b strings.Builder
+	b.WriteString("### Against the targets (worst example)\n\n| target | measured | |\n|---|--:|---|\n")
+	s := worst("render", speedup, true)
+	fmt.Fprintf(&b, "| render at least 5x faster than helm template | %.1fx | %s |\n", s, status(s >= 5))
+	m := worst("render", memory, false)
+	fmt.Fprintf(&b, "| render at most half of helm's peak memory | %.2f | %s |\n", m, status(m <= 0.5))
+	k := worst("kustomize", speedup, true)
+	fmt.Fprintf(&b, "| kustomize generator at least 3x faster than helmCharts | %.1fx | %s |\n\n", k, status(k >= 3))
+	return b.String()
 }
 
 // relative shortens absolute tool paths to their base names for the report.
