@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,12 +180,10 @@ type sample struct {
 	rss       int64 // peak resident set in bytes, of the process or its largest child
 }
 
-// result is the median of each measure over the timed runs.
-type result = sample
-
+// row is a pair with the median of each measure over its timed runs.
 type row struct {
 	pair         pair
-	ours, theirs result
+	ours, theirs sample
 }
 
 func (r row) speedup() float64 { return float64(r.theirs.wall) / float64(r.ours.wall) }
@@ -192,65 +191,47 @@ func (r row) speedup() float64 { return float64(r.theirs.wall) / float64(r.ours.
 func measurePair(p pair, warmup, runs int) (row, error) {
 	// Both sides must succeed with objects on stdout before anything is timed.
 	for _, c := range []command{p.ours, p.theirs} {
-		out, err := once(c, true)
-		if err != nil {
+		var out bytes.Buffer
+		if _, err := execute(c, &out); err != nil {
 			return row{}, err
 		}
-		if !bytes.Contains(out, []byte("kind:")) {
+		if !bytes.Contains(out.Bytes(), []byte("kind:")) {
 			return row{}, fmt.Errorf("%s: no objects on stdout", c)
 		}
 	}
-	for range warmup {
-		for _, c := range []command{p.ours, p.theirs} {
-			if _, err := once(c, false); err != nil {
-				return row{}, err
-			}
-		}
+	// Timed runs write to /dev/null: no copying goroutine on our side.
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return row{}, err
 	}
+	defer devnull.Close()
 	var ours, theirs []sample
-	for range runs {
+	for i := range warmup + runs {
 		for _, side := range []struct {
 			c   command
 			out *[]sample
 		}{{p.ours, &ours}, {p.theirs, &theirs}} {
-			s, err := timed(side.c)
+			s, err := execute(side.c, devnull)
 			if err != nil {
 				return row{}, err
 			}
-			*side.out = append(*side.out, s)
+			if i >= warmup {
+				*side.out = append(*side.out, s)
+			}
 		}
 	}
 	return row{pair: p, ours: median(ours), theirs: median(theirs)}, nil
 }
 
-func once(c command, keep bool) ([]byte, error) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	cmd.Dir = c.dir
-	cmd.Stderr = &stderr
-	if keep {
-		cmd.Stdout = &stdout
-	}
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s: %v: %s", c, err, stderr.Bytes())
-	}
-	return stdout.Bytes(), nil
-}
-
-// timed runs c with stdout on /dev/null (no copying goroutine on our side).
-func timed(c command) (sample, error) {
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return sample{}, err
-	}
-	defer devnull.Close()
+// execute runs c with its stdout on stdout and measures it.
+func execute(c command, stdout io.Writer) (sample, error) {
 	var stderr bytes.Buffer
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir = c.dir
-	cmd.Stdout = devnull
+	cmd.Stdout = stdout
 	cmd.Stderr = &stderr
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	wall := time.Since(start)
 	if err != nil {
 		return sample{}, fmt.Errorf("%s: %v: %s", c, err, stderr.Bytes())
@@ -265,7 +246,8 @@ func timed(c command) (sample, error) {
 	return sample{wall: wall, cpu: st.UserTime() + st.SystemTime(), rss: rss}, nil
 }
 
-func median(ss []sample) result {
+// median takes the median of each measure separately.
+func median(ss []sample) sample {
 	pick := func(get func(sample) int64) int64 {
 		vs := make([]int64, len(ss))
 		for i, s := range ss {
@@ -277,7 +259,7 @@ func median(ss []sample) result {
 		}
 		return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 	}
-	return result{
+	return sample{
 		wall: time.Duration(pick(func(s sample) int64 { return int64(s.wall) })),
 		cpu:  time.Duration(pick(func(s sample) int64 { return int64(s.cpu) })),
 		rss:  pick(func(s sample) int64 { return s.rss }),
