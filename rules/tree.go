@@ -72,28 +72,22 @@ func stringList(v any, path ...string) []string {
 // quantity parses a Kubernetes quantity ("440Gi", "500", "120m") into a
 // plain number (bytes or cores).
 func quantity(v any) (float64, bool) {
-	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case string:
-		s := strings.TrimSpace(x)
-		suffixes := []struct {
-			s string
-			m float64
-		}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50},
-			{"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"m", 1e-3}}
-		for _, suf := range suffixes {
-			if strings.HasSuffix(s, suf.s) {
-				f, err := strconv.ParseFloat(strings.TrimSuffix(s, suf.s), 64)
-				return f * suf.m, err == nil
-			}
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		return f, err == nil
+	x, ok := v.(string)
+	if !ok {
+		return num(v) // a plain number
 	}
-	return 0, false
+	s := strings.TrimSpace(x)
+	suffixes := []struct {
+		s string
+		m float64
+	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50},
+		{"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"m", 1e-3}}
+	for _, suf := range suffixes {
+		if strings.HasSuffix(s, suf.s) {
+			f, err := strconv.ParseFloat(strings.TrimSuffix(s, suf.s), 64)
+			return f * suf.m, err == nil
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
 }

@@ -260,7 +260,8 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 
 func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {
 	for _, p := range secretPatterns {
-		if containsAny(s, p.hints) && p.re().MatchString(s) {
+		hinted := slices.ContainsFunc(p.hints, func(h string) bool { return strings.Contains(s, h) })
+		if hinted && p.re().MatchString(s) {
 			f := at(pos, "LR009", Error, ptr, fmt.Sprintf(
 				"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", p.what))
 			f.Unwaivable = true
@@ -268,15 +269,6 @@ func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {
 		}
 	}
 	return Finding{}, false
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // LR013: an explicit storage size smaller than the checkpoint cannot work.
