@@ -42,8 +42,8 @@ var NonDeterministic = map[string]string{
 }
 
 // baseFuncs is Helm's function map minus the functions that are bound per
-// render (include, tpl, required, fail). It is built once per process, on
-// first use.
+// render (include, tpl, required, fail, and fromYaml, which remembers its
+// results per render). It is built once per process, on first use.
 func baseFuncs() template.FuncMap {
 	f := sprig.TxtFuncMap()
 	// Hermetic: nothing from the environment or network reaches a template.
@@ -69,7 +69,6 @@ func baseFuncs() template.FuncMap {
 		"fromToml":      fromTOML,
 		"toYaml":        toYAML,
 		"toYamlPretty":  toYAMLPretty,
-		"fromYaml":      fromYAML,
 		"fromYamlArray": fromYAMLArray,
 		"toJson":        toJSON,
 		"fromJson":      fromJSON,
