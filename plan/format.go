@@ -27,11 +27,15 @@ func Text(w io.Writer, p *Plan) {
 			fmt.Fprintf(w, ", after %s", strings.Join(s.After, ", "))
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "     %s\n", strings.Join(s.Objects, ", "))
+		fmt.Fprintf(w, "     %s\n", stepWhere(s))
 		for _, pc := range s.Pods {
 			fmt.Fprintf(w, "     %s\n", podLine(pc))
 		}
+		if h := heldLine(s); h != "" {
+			fmt.Fprintf(w, "     %s\n", h)
+		}
 	}
+	fmt.Fprintf(w, "\n%s\n", peakLine(p))
 	if len(p.Findings) > 0 {
 		fmt.Fprintln(w, "\nFindings:")
 		for _, f := range p.Findings {
@@ -59,8 +63,7 @@ func Markdown(w io.Writer, p *Plan) {
 	fmt.Fprintln(w, "```mermaid")
 	fmt.Fprintln(w, "flowchart LR")
 	for _, s := range p.Steps {
-		label := []string{s.Name}
-		label = append(label, s.Objects...)
+		label := []string{s.Name, stepWhere(s)}
 		for _, pc := range s.Pods {
 			label = append(label, fmt.Sprintf("%d x %d %s", pc.Replicas, pc.Devices, pc.Resource))
 		}
@@ -73,17 +76,20 @@ func Markdown(w io.Writer, p *Plan) {
 	}
 	fmt.Fprintln(w, "```")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| step | wave | after | objects | accelerators |")
+	fmt.Fprintln(w, "| step | wave | after | runs in | accelerators |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, s := range p.Steps {
 		var pods []string
 		for _, pc := range s.Pods {
 			pods = append(pods, podLine(pc))
 		}
+		if h := heldLine(s); h != "" {
+			pods = append(pods, h)
+		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s |\n", s.Name, s.Wave, orDash(strings.Join(s.After, ", ")),
-			mdEscape(strings.Join(s.Objects, ", ")), mdEscape(orDash(strings.Join(pods, "; "))))
+			mdEscape(stepWhere(s)), mdEscape(orDash(strings.Join(pods, "; "))))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\n%s\n\n", mdEscape(peakLine(p)))
 	if len(p.Findings) == 0 {
 		fmt.Fprintln(w, "No rule warnings.")
 		return
@@ -126,6 +132,43 @@ func claimLine(c Claim) string {
 		s += " (class " + c.StorageClass + ")"
 	}
 	return s
+}
+
+// stepWhere says which objects run a step.
+func stepWhere(s Step) string {
+	if s.Inside != "" {
+		return "inside " + s.Inside + ", before its own work"
+	}
+	return strings.Join(s.Objects, ", ")
+}
+
+// heldLine says what the accelerators do while a step before the run runs.
+func heldLine(s Step) string {
+	switch {
+	case s.Held == 0:
+		return ""
+	case s.Busy:
+		return fmt.Sprintf("runs on the run's %d accelerator pod(s)", s.Held)
+	}
+	line := fmt.Sprintf("%d accelerator pod(s) wait idle meanwhile", s.Held)
+	if s.Inside == "" {
+		line += " when every object is applied at once (with Argo CD sync waves the run starts after this step)"
+	}
+	if s.IdleEstimate != "" {
+		line += ": " + s.IdleEstimate
+	}
+	return line
+}
+
+func peakLine(p *Plan) string {
+	if p.Peak == 0 {
+		return "Peak: no accelerator pods."
+	}
+	line := fmt.Sprintf("Peak: %d accelerator pod(s) at once", p.Peak)
+	if p.Peak == p.Compute.Nodes {
+		return line + ", one per node of the workload."
+	}
+	return line + fmt.Sprintf(" for a workload of %d node(s).", p.Compute.Nodes)
 }
 
 func podLine(pc rules.PodCompute) string {

@@ -17,17 +17,21 @@ import (
 
 // Plan is the summary of one render.
 type Plan struct {
-	Release     string    `json:"release"`
-	Namespace   string    `json:"namespace"`
-	Model       string    `json:"model"`
-	Accelerator string    `json:"accelerator"`
-	Mode        string    `json:"mode"`
-	Type        string    `json:"type"`
-	Compute     Compute   `json:"compute"`
-	Fit         *Fit      `json:"fit,omitempty"`
-	Storage     []Claim   `json:"storage"`
-	Steps       []Step    `json:"steps"`
-	Findings    []Finding `json:"findings"`
+	Release     string  `json:"release"`
+	Namespace   string  `json:"namespace"`
+	Model       string  `json:"model"`
+	Accelerator string  `json:"accelerator"`
+	Mode        string  `json:"mode"`
+	Type        string  `json:"type"`
+	Compute     Compute `json:"compute"`
+	Fit         *Fit    `json:"fit,omitempty"`
+	Storage     []Claim `json:"storage"`
+	Steps       []Step  `json:"steps"`
+	// Peak is the most accelerator pods the set ever asks for at once: all
+	// of them, since every object may be applied together. With pods of a
+	// whole node each, it is the number of accelerator nodes.
+	Peak     int64     `json:"peakAcceleratorPods"`
+	Findings []Finding `json:"findings"`
 }
 
 // Compute is the main run's size.
@@ -64,6 +68,17 @@ type Step struct {
 	After   []string           `json:"after,omitempty"` // steps it waits for
 	Objects []string           `json:"objects"`
 	Pods    []rules.PodCompute `json:"pods,omitempty"` // pod templates that request accelerators
+	// Inside names the object whose pods run this step before their own
+	// work (init containers, or the MPI launcher's or Ray job's script).
+	Inside string `json:"inside,omitempty"`
+	// Held is how many accelerator pods exist while the step runs when
+	// every object is applied at once; Busy tells whether they work for
+	// the step (precompilation on the workers) or wait for it.
+	Held int64 `json:"heldAcceleratorPods"`
+	Busy bool  `json:"busy,omitempty"`
+	// IdleEstimate is how long held accelerators wait for the step, where
+	// it can be estimated (downloads), e.g. "~3 min".
+	IdleEstimate string `json:"idleEstimate,omitempty"`
 }
 
 // Finding is a rule warning (or a waived finding) shown in the plan.
@@ -101,6 +116,19 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	}
 	p.Storage = claims(objs)
 	p.Steps = steps(objs)
+	for _, s := range p.Steps {
+		for _, pc := range s.Pods {
+			p.Peak += pc.Replicas
+		}
+	}
+	checkpoint := 0.0
+	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil {
+		checkpoint, _ = w.Model["checkpointBytes"].(float64)
+		if n, ok := w.Model["checkpointBytes"].(int64); ok {
+			checkpoint = float64(n)
+		}
+	}
+	held(p.Steps, p.Peak, checkpoint)
 	for _, f := range res.Warnings {
 		p.Findings = append(p.Findings, Finding{f.Rule, string(f.Severity), f.Where, f.Message, false})
 	}
@@ -164,11 +192,22 @@ func claims(objs []rules.Object) []Claim {
 }
 
 // steps groups objects by their app.kubernetes.io/component label, ordered
-// by sync wave, with the steps each waits for from depends-on.
+// by sync wave, with the steps each waits for from depends-on. Steps that
+// run inside another object (its llmrender.dev/steps-inside annotation)
+// come right before that object's own step.
 func steps(objs []rules.Object) []Step {
 	byName := map[string]*Step{}
 	componentOf := map[string]string{} // Kind/name -> component
 	var order []string
+	add := func(name string) *Step {
+		s, ok := byName[name]
+		if !ok {
+			s = &Step{Name: name, Wave: -1}
+			byName[name] = s
+			order = append(order, name)
+		}
+		return s
+	}
 	for _, o := range objs {
 		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
 		if comp == "" {
@@ -176,12 +215,7 @@ func steps(objs []rules.Object) []Step {
 		}
 		id := fmt.Sprintf("%v/%s", o.Doc["kind"], name(o))
 		componentOf[id] = comp
-		s, ok := byName[comp]
-		if !ok {
-			s = &Step{Name: comp, Wave: -1}
-			byName[comp] = s
-			order = append(order, comp)
-		}
+		s := add(comp)
 		s.Objects = append(s.Objects, id)
 		if w, err := strconv.Atoi(fmt.Sprint(meta(o, "annotations")["argocd.argoproj.io/sync-wave"])); err == nil && (s.Wave < 0 || w < s.Wave) {
 			s.Wave = w
@@ -206,6 +240,22 @@ func steps(objs []rules.Object) []Step {
 			}
 		}
 	}
+	// Steps inside an object: a chain in front of the object's own step.
+	for _, o := range objs {
+		inside, _ := meta(o, "annotations")["llmrender.dev/steps-inside"].(string)
+		if inside == "" {
+			continue
+		}
+		id := fmt.Sprintf("%v/%s", o.Doc["kind"], name(o))
+		host := byName[componentOf[id]]
+		after := host.After
+		for _, n := range strings.Split(inside, ",") {
+			s := add(n)
+			s.Inside, s.Wave, s.After = id, host.Wave, after
+			after = []string{n}
+		}
+		host.After = after
+	}
 	out := make([]Step, 0, len(order))
 	for _, n := range order {
 		s := byName[n]
@@ -218,6 +268,42 @@ func steps(objs []rules.Object) []Step {
 	return ordered(out)
 }
 
+// downloadRate is the rate the idle estimate assumes for a download from
+// the Hugging Face hub or Meta's CDN into a cluster volume.
+const downloadRate = 100e6 // bytes per second
+
+// held fills in, for every step before the run, the accelerator pods that
+// exist meanwhile when everything is applied at once: a step inside an
+// object holds that object's accelerator pods, a step of its own every
+// accelerator pod of the set (the run's pods are created at once and wait).
+func held(steps []Step, peak int64, checkpoint float64) {
+	podsOf := map[string]int64{}
+	for _, s := range steps {
+		for _, pc := range s.Pods {
+			for _, o := range s.Objects {
+				podsOf[o] += pc.Replicas
+			}
+		}
+	}
+	for i := range steps {
+		s := &steps[i]
+		switch {
+		case len(s.Pods) > 0:
+			continue // the accelerator pods' own step
+		case s.Inside != "":
+			s.Held = podsOf[s.Inside]
+			s.Busy = s.Name == "precompile" // it runs on the workers
+		case s.Name == "download" || s.Name == "preprocess":
+			s.Held = peak
+		default:
+			continue
+		}
+		if s.Name == "download" && !s.Busy && s.Held > 0 && checkpoint > 0 {
+			s.IdleEstimate = fmt.Sprintf("~%d min for %s at %s/s", max(1, int(checkpoint/downloadRate/60+0.5)), bytesText(checkpoint), bytesText(downloadRate))
+		}
+	}
+}
+
 // ordered puts steps in an order that respects After (a step comes after
 // everything it waits for), choosing by wave and then name among the steps
 // that are ready. A cycle, which the chart never makes, falls back to wave
@@ -226,6 +312,9 @@ func ordered(steps []Step) []Step {
 	less := func(a, b Step) bool {
 		if a.Wave != b.Wave {
 			return a.Wave < b.Wave
+		}
+		if ra, rb := rank(a.Name), rank(b.Name); ra != rb {
+			return ra < rb
 		}
 		return a.Name < b.Name
 	}
@@ -256,6 +345,20 @@ func ordered(steps []Step) []Step {
 		out = append(out, steps[best])
 	}
 	return out
+}
+
+// rank orders steps of one wave for a reader: what the workload needs
+// first (storage, identity), then its steps, the run, and what runs beside it.
+func rank(step string) int {
+	switch step {
+	case "storage", "identity", "queue", "workers":
+		return 0
+	case "run":
+		return 2
+	case "shell", "tensorboard":
+		return 3
+	}
+	return 1
 }
 
 func asList(v any) []any {

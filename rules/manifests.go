@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,14 +64,40 @@ func podTemplates(o Object) []podTemplate {
 		return replicaSpecs(d, "pytorchReplicaSpecs")
 	case "MPIJob":
 		return replicaSpecs(d, "mpiReplicaSpecs")
-	case "RayCluster":
-		out := one("spec.headGroupSpec.template.spec", mapAt(d, "spec", "headGroupSpec", "template", "spec"), 1)
-		for i, g := range list(d, "spec", "workerGroupSpecs") {
-			out = append(out, one(fmt.Sprintf("spec.workerGroupSpecs[%d].template.spec", i), mapAt(g, "template", "spec"), integer(g, "replicas"))...)
+	case "RayCluster", "RayJob":
+		spec, path := rayClusterSpec(o)
+		if spec == nil {
+			return nil
+		}
+		out := one(path+".headGroupSpec.template.spec", mapAt(spec, "headGroupSpec", "template", "spec"), 1)
+		for i, g := range list(spec, "workerGroupSpecs") {
+			out = append(out, one(fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec", path, i), mapAt(g, "template", "spec"), integer(g, "replicas"))...)
 		}
 		return out
 	}
 	return nil
+}
+
+// rayClusterSpec is the Ray cluster an object describes, with its field
+// path: a RayCluster's spec, or the cluster a RayJob brings along.
+func rayClusterSpec(o Object) (map[string]any, string) {
+	switch o.kind() {
+	case "RayCluster":
+		return mapAt(o.Doc, "spec"), "spec"
+	case "RayJob":
+		if spec := mapAt(o.Doc, "spec", "rayClusterSpec"); spec != nil {
+			return spec, "spec.rayClusterSpec"
+		}
+	}
+	return nil, ""
+}
+
+// volcanoGang tells whether an object asks KubeRay for a Volcano gang: the
+// queue label (KubeRay 1.6 and later gang-schedule every cluster when the
+// operator runs with --batch-scheduler=volcano and read the queue from it)
+// or the scheduler label earlier versions read.
+func volcanoGang(o Object) bool {
+	return str(o.Doc, "metadata", "labels", "ray.io/scheduler-name") == "volcano" || str(o.Doc, "metadata", "labels", "volcano.sh/queue-name") != ""
 }
 
 func replicaSpecs(d map[string]any, field string) []podTemplate {
@@ -174,7 +201,13 @@ func nprocMatchesDevices(objs []Object) []Finding {
 	return out
 }
 
-// LR002: pods on several nodes cannot share a ReadWriteOnce claim.
+// LR002: a ReadWriteOnce claim can be attached to one node at a time, so
+// every pod that mounts it must run on the same node. Pods count once per
+// replica; a pod that must run beside another (a required pod affinity on
+// kubernetes.io/hostname, as the chart gives its shell and TensorBoard) does
+// not add a node. Pods that never run at the same time (a download Pod
+// before a run Pod) still count: the scheduler can put them on different
+// nodes, and a disk still attached elsewhere blocks the next one.
 func rwoShared(objs []Object) []Finding {
 	rwo := map[string]string{}
 	for _, o := range objs {
@@ -186,25 +219,51 @@ func rwoShared(objs []Object) []Finding {
 			}
 		}
 	}
-	var out []Finding
+	type mounter struct {
+		o    Object
+		pods int64
+	}
+	byClaim := map[string][]mounter{}
 	for _, o := range objs {
-		var pods int64
-		claims := map[string]bool{}
 		for _, pt := range podTemplates(o) {
+			if besideAnother(pt.spec) {
+				continue
+			}
 			for _, v := range list(pt.spec, "volumes") {
 				if claim := str(v, "persistentVolumeClaim", "claimName"); rwo[claim] != "" {
-					claims[claim] = true
-					pods += pt.replicas
+					byClaim[claim] = append(byClaim[claim], mounter{o, pt.replicas})
 				}
 			}
 		}
-		if pods > 1 {
-			for claim := range claims {
-				out = append(out, objFinding("LR002", Error, o, "volumes", "%d pods on different nodes mount claim %s, which is %s; use ReadWriteMany storage", pods, claim, rwo[claim]))
+	}
+	var out []Finding
+	for _, claim := range values.SortedKeys(byClaim) {
+		ms := byClaim[claim]
+		var pods int64
+		var names []string
+		for _, m := range ms {
+			pods += m.pods
+			if !slices.Contains(names, m.o.id()) {
+				names = append(names, m.o.id())
 			}
+		}
+		if pods > 1 {
+			out = append(out, objFinding("LR002", Error, ms[0].o, "volumes", "%d pods that can run on different nodes (%s) mount claim %s, which is %s and attaches to one node at a time; use ReadWriteMany storage, or run the steps in one pod",
+				pods, strings.Join(names, ", "), claim, rwo[claim]))
 		}
 	}
 	return out
+}
+
+// besideAnother tells whether a pod must run on the node of other pods: a
+// required pod affinity on the node's hostname.
+func besideAnother(spec map[string]any) bool {
+	for _, term := range list(spec, "affinity", "podAffinity", "requiredDuringSchedulingIgnoredDuringExecution") {
+		if str(term, "topologyKey") == "kubernetes.io/hostname" {
+			return true
+		}
+	}
+	return false
 }
 
 // LR003: an Indexed Job for distributed work needs stable pod DNS names and
@@ -258,9 +317,11 @@ func petWithoutElastic(objs []Object) []Finding {
 // LR005: RayJob lifecycle and cluster selection.
 func rayJobs(objs []Object) []Finding {
 	clusters := map[string]string{}
+	gangs := map[string]bool{}
 	for _, o := range objs {
 		if o.kind() == "RayCluster" {
 			clusters[o.name()] = o.namespace()
+			gangs[o.name()] = volcanoGang(o)
 		}
 	}
 	var out []Finding
@@ -274,6 +335,9 @@ func rayJobs(objs []Object) []Finding {
 		if name := str(o.Doc, "spec", "clusterSelector", "ray.io/cluster"); name != "" {
 			if ns, ok := clusters[name]; ok && ns != o.namespace() {
 				out = append(out, objFinding("LR005", Error, o, "spec.clusterSelector", "RayCluster %s is in namespace %q but the RayJob is in %q; a RayJob only finds clusters in its own namespace", name, ns, o.namespace()))
+			}
+			if gangs[name] || volcanoGang(o) {
+				out = append(out, objFinding("LR005", Error, o, "spec.clusterSelector", "the RayJob selects RayCluster %s, which is gang-scheduled by Volcano; KubeRay refuses such RayJobs (\"gang scheduling does not support RayJob ... referencing an existing RayCluster\") and they stay Initializing. Give the RayJob its own cluster (spec.rayClusterSpec) with the volcano.sh/queue-name label", name))
 			}
 		}
 	}
@@ -290,13 +354,14 @@ func gangSizes(objs []Object) []Finding {
 	}
 	var out []Finding
 	for _, o := range objs {
-		if o.kind() != "RayCluster" || str(o.Doc, "metadata", "labels", "ray.io/scheduler-name") != "volcano" {
+		spec, path := rayClusterSpec(o)
+		if spec == nil || !volcanoGang(o) {
 			continue
 		}
-		for i, g := range list(o.Doc, "spec", "workerGroupSpecs") {
+		for i, g := range list(spec, "workerGroupSpecs") {
 			r, lo, hi := integer(g, "replicas"), integer(g, "minReplicas"), integer(g, "maxReplicas")
 			if lo != r || hi != r {
-				out = append(out, objFinding("LR006", Error, o, fmt.Sprintf("spec.workerGroupSpecs[%d]", i), "gang-scheduled worker group %s has replicas %d, minReplicas %d, maxReplicas %d; all three must be equal so the gang is complete", str(g, "groupName"), r, lo, hi))
+				out = append(out, objFinding("LR006", Error, o, fmt.Sprintf("%s.workerGroupSpecs[%d]", path, i), "gang-scheduled worker group %s has replicas %d, minReplicas %d, maxReplicas %d; all three must be equal so the gang is complete", str(g, "groupName"), r, lo, hi))
 			}
 		}
 		queue := str(o.Doc, "metadata", "labels", "volcano.sh/queue-name")

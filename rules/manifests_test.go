@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func hasRule(fs []Finding, id string) bool {
 func TestManifestRuleMessages(t *testing.T) {
 	cases := map[string][]string{
 		"LR001-bad.yaml": {"error LR001: Pod/p: spec.containers[0]: torchrun starts 4 processes per node but the container gets 8 x nvidia.com/gpu (8 processes expected)"},
-		"LR002-bad.yaml": {"error LR002: Job/j: volumes: 2 pods on different nodes mount claim data, which is ReadWriteOnce"},
+		"LR002-bad.yaml": {"error LR002: Job/j: volumes: 2 pods that can run on different nodes (Job/j) mount claim data, which is ReadWriteOnce and attaches to one node at a time"},
 		"LR003-bad.yaml": {"error LR003: Job/j: spec.backoffLimit: backoffLimit is 3", "error LR003: Job/j: spec.template.spec.subdomain: subdomain nope names no headless Service"},
 		"LR004-bad.yaml": {"error LR004: PyTorchJob/pt: spec.pytorchReplicaSpecs.Worker.template.spec: container pytorch uses PET_RDZV_*"},
 		"LR005-bad.yaml": {"error LR005: RayJob/rj: spec.ttlSecondsAfterFinished: ttlSecondsAfterFinished needs shutdownAfterJobFinishes: true", `RayCluster rc is in namespace "ray" but the RayJob is in "train"`},
@@ -112,5 +113,76 @@ func TestMutableTag(t *testing.T) {
 		if got := mutableTag(image); got != want {
 			t.Errorf("mutableTag(%q) = %v", image, got)
 		}
+	}
+}
+
+// LR002 counts every pod that mounts a ReadWriteOnce claim, across objects:
+// a download Pod and a run Pod are two pods the scheduler can place on two
+// nodes; a shell that must run beside the run pod is not.
+func TestReadWriteOnceAcrossObjects(t *testing.T) {
+	pod := func(name, extra string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n" + extra +
+			"  containers: [{name: c, image: img:1}]\n  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]\n"
+	}
+	claim := "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\nspec: {accessModes: [ReadWriteOnce]}\n"
+	beside := "  affinity:\n    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n      - topologyKey: kubernetes.io/hostname\n        labelSelector: {matchLabels: {app.kubernetes.io/component: run}}\n"
+	cases := []struct {
+		name, stream, want string
+	}{
+		{"download and run", claim + "---\n" + pod("download", "") + "---\n" + pod("run", ""),
+			"error LR002: Pod/download: volumes: 2 pods that can run on different nodes (Pod/download, Pod/run) mount claim data"},
+		{"shell beside the run", claim + "---\n" + pod("run", "") + "---\n" + pod("shell", beside), ""},
+		{"affinity on another key", claim + "---\n" + pod("run", "") + "---\n" + pod("shell", strings.ReplaceAll(beside, "kubernetes.io/hostname", "topology.kubernetes.io/zone")),
+			"2 pods that can run on different nodes (Pod/run, Pod/shell)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if all := findingsOf(t, c.stream); c.want == "" && all != "" || !strings.Contains(all, c.want) {
+				t.Errorf("findings: %q, want %q", all, c.want)
+			}
+		})
+	}
+}
+
+// findingsOf runs every manifest rule over a YAML stream and returns the
+// findings, one per line.
+func findingsOf(t *testing.T, stream string) string {
+	t.Helper()
+	var objs []Object
+	for _, doc := range strings.Split(stream, "---\n") {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, Object{Doc: m})
+	}
+	var text []string
+	for _, f := range CheckObjects(objs) {
+		text = append(text, f.String())
+	}
+	return strings.Join(text, "\n")
+}
+
+// KubeRay gang-schedules clusters that RayJobs bring along, and refuses a
+// RayJob that selects a gang-scheduled RayCluster.
+func TestRayGangs(t *testing.T) {
+	cluster := "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: rc, labels: {volcano.sh/queue-name: q}}\nspec: {headGroupSpec: {template: {spec: {containers: [{name: h, image: ray:2.22.0}]}}}}\n"
+	selecting := "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: rj}\nspec: {entrypoint: x, clusterSelector: {ray.io/cluster: rc}}\n"
+	own := func(min int) string {
+		return fmt.Sprintf("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: rj, labels: {volcano.sh/queue-name: q}}\nspec:\n  entrypoint: x\n  shutdownAfterJobFinishes: true\n  rayClusterSpec:\n    headGroupSpec: {template: {spec: {containers: [{name: h, image: ray:2.22.0, resources: {requests: {cpu: \"6\"}}}]}}}\n    workerGroupSpecs: [{groupName: w, replicas: 2, minReplicas: %d, maxReplicas: 2, template: {spec: {containers: [{name: w, image: ray:2.22.0, resources: {requests: {cpu: \"120\"}}}]}}}]\n", min)
+	}
+	queue := "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec: {capability: {cpu: \"200\"}}\n"
+	cases := []struct{ name, stream, want string }{
+		{"selects a gang", cluster + "---\n" + selecting, "error LR005: RayJob/rj: spec.clusterSelector: the RayJob selects RayCluster rc, which is gang-scheduled by Volcano"},
+		{"own cluster, fixed size, too big for the queue", own(2) + "---\n" + queue, "error LR006: RayJob/rj: metadata.labels: the cluster requests cpu 246 but queue q allows 200"},
+		{"own cluster, not fixed size", own(1), "error LR006: RayJob/rj: spec.rayClusterSpec.workerGroupSpecs[0]: gang-scheduled worker group w has replicas 2, minReplicas 1, maxReplicas 2"},
+		{"own cluster fits", own(2), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if all := findingsOf(t, c.stream); c.want == "" && all != "" || !strings.Contains(all, c.want) {
+				t.Errorf("findings: %q, want %q", all, c.want)
+			}
+		})
 	}
 }

@@ -51,7 +51,7 @@ type Rule struct {
 // All lists every rule, in ID order.
 var All = []Rule{
 	{"LR001", "process count per node (torchrun --nproc_per_node) differs from the devices requested, or from the model-parallel size a Meta checkpoint needs"},
-	{"LR002", "several nodes share a volume that only one node can mount (ReadWriteOnce or node-local storage)"},
+	{"LR002", "pods that can run on different nodes share a volume that only one node can mount (ReadWriteOnce or node-local storage)"},
 	{"LR003", "an Indexed Job for several nodes lacks its headless Service or pod subdomain, or retries (backoffLimit > 0)"},
 	{"LR004", "a PyTorchJob uses PET_RDZV_* without elasticPolicy, so the variables are never set"},
 	{"LR005", "a RayJob sets ttlSecondsAfterFinished without shutdownAfterJobFinishes, or selects a RayCluster in another namespace"},
@@ -67,6 +67,7 @@ var All = []Rule{
 	{"LR015", "a training workload has no script or command (the built-in program only does inference)"},
 	{"LR016", "a secret-looking environment variable has a literal value instead of a Secret reference"},
 	{"LR017", "more accelerator devices per node than a node of the profile has"},
+	{"LR018", "a claim asks for an access mode its storage class cannot provide (ReadWriteMany of block storage, or of the cluster's default class), so it stays Pending"},
 }
 
 // Apply splits findings into those that stand and those waived by ID.

@@ -82,7 +82,7 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 		return fs
 	}
 	for _, rule := range []func(*Workload, *values.Positions) []Finding{
-		metaModelParallel, sharedStorage, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode,
+		metaModelParallel, sharedStorage, storageClassModes, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode,
 	} {
 		fs = append(fs, rule(w, pos)...)
 	}
@@ -109,22 +109,136 @@ func metaModelParallel(w *Workload, pos *values.Positions) []Finding {
 	return nil
 }
 
+// accessMode is the claim's access mode as the chart derives it: the value,
+// or ReadWriteOnce for one node and ReadWriteMany for several.
+func (w *Workload) accessMode() string {
+	if m := str(w.V, "storage", "accessMode"); m != "" {
+		return m
+	}
+	if w.Nodes > 1 {
+		return "ReadWriteMany"
+	}
+	return "ReadWriteOnce"
+}
+
+// storageClass is the catalog entry of the claim's class, nil when the
+// class is the cluster default or not in catalog.storageClasses.
+func (w *Workload) storageClass() map[string]any {
+	return mapAt(w.V, "catalog", "storageClasses", str(w.V, "storage", "storageClassName"))
+}
+
+// nodeLocal tells whether the claim's volume lives on one node's disk.
+func (w *Workload) nodeLocal() bool {
+	return boolean(w.V, "storage", "nodeLocal") || boolean(w.storageClass(), "nodeLocal")
+}
+
+// podsBesideWorkers are the modes whose run has pods other than the nodes'
+// workers that mount the claim: the MPI launcher, the Ray head.
+var podsBesideWorkers = map[string]string{"mpijob": "the MPI launcher", "rayjob": "the Ray head"}
+
 // LR002: a ReadWriteOnce or node-local volume cannot be shared by nodes.
 func sharedStorage(w *Workload, pos *values.Positions) []Finding {
-	if w.Nodes < 2 {
+	class := str(w.V, "storage", "storageClassName")
+	mode := w.accessMode()
+	single := mode == "ReadWriteOnce" || mode == "ReadWriteOncePod"
+	if !single && !w.nodeLocal() {
 		return nil
 	}
-	if boolean(w.V, "storage", "nodeLocal") {
-		return []Finding{at(pos, "LR002", Error, "/storage/nodeLocal", fmt.Sprintf(
-			"%d nodes cannot share node-local storage (class %q pins the volume to one node); use a ReadWriteMany class such as NFS, Filestore or FSx",
-			w.Nodes, str(w.V, "storage", "storageClassName")))}
+	who := ""
+	switch other, several := podsBesideWorkers[w.Mode]; {
+	case w.Nodes > 1:
+		who = fmt.Sprintf("%d nodes", w.Nodes)
+	case several:
+		who = fmt.Sprintf("%s and the worker", other)
+	default:
+		return nil
 	}
-	mode := str(w.V, "storage", "accessMode")
-	if mode == "ReadWriteOnce" || mode == "ReadWriteOncePod" {
-		return []Finding{at(pos, "LR002", Error, "/storage/accessMode", fmt.Sprintf(
-			"%d nodes cannot share a %s volume; use ReadWriteMany storage", w.Nodes, mode))}
+	if w.nodeLocal() {
+		ptr := "/storage/nodeLocal"
+		if !boolean(w.V, "storage", "nodeLocal") {
+			ptr = "/storage/storageClassName"
+		}
+		return []Finding{at(pos, "LR002", Error, ptr, fmt.Sprintf(
+			"%s cannot share node-local storage (class %q pins the volume to one node); use a ReadWriteMany class such as NFS, Filestore or FSx",
+			who, class))}
 	}
-	return nil
+	return []Finding{at(pos, "LR002", Error, "/storage/accessMode", fmt.Sprintf(
+		"%s cannot share a %s volume, which one node at a time can mount; use ReadWriteMany storage", who, mode))}
+}
+
+// LR018: a claim asks for an access mode its storage class cannot provide,
+// so it stays Pending and so does every pod that mounts it.
+func storageClassModes(w *Workload, pos *values.Positions) []Finding {
+	if !boolean(w.V, "storage", "create") {
+		return nil // an existing claim: its class is not ours to check
+	}
+	mode := w.accessMode()
+	class := str(w.V, "storage", "storageClassName")
+	ptr := "/storage/storageClassName"
+	if class == "" {
+		if mode != "ReadWriteMany" {
+			return nil
+		}
+		ptr := "/workload/nodes"
+		if str(w.V, "storage", "accessMode") != "" {
+			ptr = "/storage/accessMode"
+		}
+		return []Finding{at(pos, "LR018", Error, ptr, fmt.Sprintf(
+			"the claim must be ReadWriteMany (%d nodes mount it), but storage.storageClassName is empty and a cluster's default class is usually ReadWriteOnce block storage (GKE standard-rwo, EKS gp2/gp3, AKS managed-csi); set storage.storageClassName to a class that provides ReadWriteMany: %s",
+			w.Nodes, strings.Join(classesWith(w.V, mode), ", ")))}
+	}
+	entry := w.storageClass()
+	if entry == nil {
+		if mode == "ReadWriteOnce" {
+			return nil
+		}
+		return []Finding{at(pos, "LR018", Warning, ptr, fmt.Sprintf(
+			"storage class %q is not in catalog.storageClasses, so whether it provides %s is unknown; the claim stays Pending if it does not. Add the class to catalog.storageClasses to check it",
+			class, mode))}
+	}
+	modes := stringList(entry, "accessModes")
+	if slices.Contains(modes, mode) {
+		return nil
+	}
+	msg := fmt.Sprintf("storage class %q provides %s, not %s: the claim would stay Pending", class, strings.Join(modes, ", "), mode)
+	if others := classesWith(w.V, mode); len(others) > 0 {
+		msg += "; classes that provide it: " + strings.Join(others, ", ")
+	}
+	return []Finding{at(pos, "LR018", Error, ptr, msg)}
+}
+
+// classesWith names catalog storage classes that provide an access mode:
+// those of the selected class's platform, or the first two of each
+// platform when the class is unknown.
+func classesWith(v map[string]any, mode string) []string {
+	classes := mapAt(v, "catalog", "storageClasses")
+	platform := str(classes, str(v, "storage", "storageClassName"), "platform")
+	perPlatform := map[string][]string{}
+	var platforms []string
+	for _, name := range values.SortedKeys(classes) {
+		c := classes[name]
+		p := str(c, "platform")
+		if !slices.Contains(stringList(c, "accessModes"), mode) || boolean(c, "nodeLocal") || (platform != "" && p != platform) {
+			continue
+		}
+		if _, seen := perPlatform[p]; !seen {
+			platforms = append(platforms, p)
+		}
+		perPlatform[p] = append(perPlatform[p], name)
+	}
+	var out []string
+	for _, p := range platforms {
+		names := perPlatform[p]
+		if platform == "" && len(names) > 2 {
+			names = names[:2]
+		}
+		entry := strings.Join(names, ", ")
+		if p != "" && platform == "" {
+			entry += " (" + p + ")"
+		}
+		out = append(out, entry)
+	}
+	return out
 }
 
 // Estimate is the accelerator memory a workload needs and what it gets.
@@ -298,8 +412,8 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 			"mode %s runs one pod, but workload.nodes is %d; use indexed-job, pytorchjob, rayjob or mpijob for several nodes", w.Mode, w.Nodes)))
 	}
 	if boolean(w.V, "steps", "precompile", "enabled") && w.Mode != "rayjob" && w.Mode != "mpijob" {
-		out = append(out, at(pos, "LR014", Warning, "/steps/precompile/enabled", fmt.Sprintf(
-			"mode %s has no precompile step; it is ignored (rayjob and mpijob have one)", w.Mode)))
+		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
+			"mode %s has no precompile step (rayjob and mpijob have one); disable steps.precompile or change the mode", w.Mode)))
 	}
 	if boolean(w.V, "steps", "preprocess", "enabled") && len(list(w.V, "steps", "preprocess", "command")) == 0 {
 		out = append(out, at(pos, "LR014", Error, "/steps/preprocess/command", "steps.preprocess is enabled but has no command"))

@@ -40,7 +40,13 @@ func TestValuesRules(t *testing.T) {
 		{"LR001 meta ok", "model:\n  name: llama-2-13b\n  format: meta\naccelerator:\n  devices: 2\ndownload:\n  source: meta\n  urlSecret:\n    name: u\n", ""},
 		{"LR001 no meta format", "model:\n  format: meta\ndownload:\n  source: meta\n  urlSecret:\n    name: u\n", "has no Meta-format checkpoint"},
 		{"LR002 node-local", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  nodeLocal: true\n  storageClassName: openebs-zfspv\n", `error LR002: v.yaml:7:14: /storage/nodeLocal: 2 nodes cannot share node-local storage (class "openebs-zfspv"`},
-		{"LR002 rwx ok", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\n", ""},
+		{"LR002 node-local class", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  storageClassName: local-path\n", `error LR002: v.yaml:7:21: /storage/storageClassName: 2 nodes cannot share node-local storage (class "local-path"`},
+		{"LR002 mpijob launcher on rwo", "orchestration:\n  mode: mpijob\nworkload:\n  type: pretrain\nstorage:\n  accessMode: ReadWriteOnce\n", "error LR002: v.yaml:6:15: /storage/accessMode: the MPI launcher and the worker cannot share a ReadWriteOnce volume"},
+		{"LR002 rwx ok", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  storageClassName: standard-rwx\n", ""},
+		{"LR018 several nodes, default class", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\n", "error LR018: v.yaml:4:10: /workload/nodes: the claim must be ReadWriteMany (2 nodes mount it), but storage.storageClassName is empty"},
+		{"LR018 rwx of block storage", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  storageClassName: standard-rwo\n", `error LR018: v.yaml:7:21: /storage/storageClassName: storage class "standard-rwo" provides ReadWriteOnce, ReadOnlyMany, not ReadWriteMany: the claim would stay Pending; classes that provide it: enterprise-multishare-rwx, enterprise-rwx, parallelstore-rwx, premium-rwx, standard-rwx, zonal-rwx`},
+		{"LR018 unknown class", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  storageClassName: my-nfs\n", `warning LR018: v.yaml:7:21: /storage/storageClassName: storage class "my-nfs" is not in catalog.storageClasses`},
+		{"LR018 existing claim", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  create: false\n  claimName: shared\n", ""},
 		{"LR008 does not fit", "model:\n  name: llama-3-70b\nworkload:\n  type: finetune\n  script: t.py\naccelerator:\n  devices: 8\ndownload:\n  tokenSecret:\n    name: hf\n", "error LR008: v.yaml:2:9: /model/name: llama-3-70b needs ~1.27 TB (full finetune with AdamW: ~18 bytes/parameter x 70.6B parameters), 1 node(s) x 8 x 80 GB = 640.0 GB available; add nodes or devices, or use LoRA"},
 		{"LR008 lora fits", "model:\n  name: llama-3-70b\nworkload:\n  type: finetune\n  script: t.py\n  lora: true\naccelerator:\n  devices: 8\ndownload:\n  tokenSecret:\n    name: hf\n", ""},
 		{"LR008 inference kv cache", "model:\n  name: llama-2-7b\nworkload:\n  maxSeqLen: 4096\n  batchSize: 64\ndownload:\n  tokenSecret:\n    name: hf\n", "KV cache 137.4 GB for 64 x 4096 tokens"},
@@ -53,7 +59,7 @@ func TestValuesRules(t *testing.T) {
 		{"LR009 private key", "workload:\n  prompt: \"-----BEGIN RSA PRIVATE KEY-----\"\n", "this looks like a private key"},
 		{"LR013 storage too small", "storage:\n  size: 1Gi\n", "error LR013: v.yaml:2:9: /storage/size: 1Gi holds less than the 2.2 GB checkpoint"},
 		{"LR014 job with nodes", "workload:\n  nodes: 2\n  script: t.py\n", "error LR014: v.yaml:2:10: /workload/nodes: mode job runs one pod, but workload.nodes is 2"},
-		{"LR014 precompile ignored", "steps:\n  precompile:\n    enabled: true\n", "warning LR014"},
+		{"LR014 precompile in a mode without it", "steps:\n  precompile:\n    enabled: true\n", "error LR014: v.yaml:3:14: /steps/precompile/enabled: mode job has no precompile step"},
 		{"LR015 training without script", "workload:\n  type: finetune\n", "error LR015"},
 	}
 	for _, c := range cases {

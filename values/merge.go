@@ -45,7 +45,7 @@ func Coalesce(defaults, user map[string]any) map[string]any {
 
 // SortedKeys returns a map's keys in order, for output and messages that
 // must not depend on map iteration.
-func SortedKeys(m map[string]any) []string {
+func SortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

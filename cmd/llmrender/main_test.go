@@ -68,7 +68,7 @@ func TestRenderDefaultExample(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"kind: PersistentVolumeClaim", "kind: Job", "nvidia.com/gpu: 1", "# Source: llm/templates/run.yaml"} {
+	for _, want := range []string{"kind: PersistentVolumeClaim", "kind: Job", "nvidia.com/gpu: 1", "# Source: llm/templates/mode-job.yaml"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("default render lacks %q", want)
 		}
@@ -154,10 +154,10 @@ func TestOutputDirIsAtomic(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	if strings.Join(names, " ") != ".llmrender-output 000-persistentvolumeclaim-llm-data.yaml 001-job-llm.yaml 002-job-llm-download.yaml" {
+	if strings.Join(names, " ") != ".llmrender-output 000-persistentvolumeclaim-llm-data.yaml 001-job-llm.yaml" {
 		t.Fatalf("files = %v", names)
 	}
-	if !strings.HasPrefix(first["001-job-llm.yaml"], "# Source: llm/templates/run.yaml\napiVersion: batch/v1\n") {
+	if !strings.HasPrefix(first["001-job-llm.yaml"], "# Source: llm/templates/mode-job.yaml\napiVersion: batch/v1\n") {
 		t.Errorf("job file:\n%s", first["001-job-llm.yaml"])
 	}
 	// A failed render leaves the directory exactly as it was.
@@ -175,7 +175,7 @@ func TestOutputDirIsAtomic(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	after := listDir(t, dir)
-	if _, stale := after["999-stale.yaml"]; stale || strings.Contains(after["001-job-llm.yaml"], "wait-for-weights") {
+	if _, stale := after["999-stale.yaml"]; stale || strings.Contains(after["001-job-llm.yaml"], "name: download") {
 		t.Error("directory was not replaced whole")
 	}
 	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".out.tmp-*"))

@@ -57,7 +57,7 @@ func TestLintInputs(t *testing.T) {
 	if r := runCLI(t, "", "render", "-f", "../../examples/s4-eks-trn1-llama2-pretrain-mpijob.yaml", "--output-dir", dir); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
-	if r := runCLI(t, "", "lint", dir); r.code != 0 || !strings.Contains(r.stderr, "6 object(s)") {
+	if r := runCLI(t, "", "lint", dir); r.code != 0 || !strings.Contains(r.stderr, "5 object(s)") {
 		t.Errorf("dir: exit %d %s", r.code, r.stderr)
 	}
 	// A waiver annotation on the object silences its rule.
@@ -89,11 +89,11 @@ func TestLintInputs(t *testing.T) {
 func TestDiff(t *testing.T) {
 	ex := "../../examples/s1-gke-h100-llama3-finetune-single.yaml"
 	golden := "../../testdata/golden/s1-gke-h100-llama3-finetune-single.yaml"
-	if r := runCLI(t, "", "diff", "-f", ex, "--against", golden); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no drift: 4 object(s)") {
+	if r := runCLI(t, "", "diff", "-f", ex, "--against", golden); r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no drift: 3 object(s)") {
 		t.Fatalf("equal: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	r := runCLI(t, "", "diff", "-f", ex, "--set", "workload.image=us-docker.pkg.dev/my-project/llm/llama3-finetune:1.1", "--against", golden)
-	if r.code != 1 || !strings.Contains(r.stderr, "1 changed, 0 added, 0 removed, 3 unchanged") {
+	if r.code != 1 || !strings.Contains(r.stderr, "1 changed, 0 added, 0 removed, 2 unchanged") {
 		t.Fatalf("drift: exit %d %s", r.code, r.stderr)
 	}
 	want := "-        image: us-docker.pkg.dev/my-project/llm/llama3-finetune:1.0\n+        image: us-docker.pkg.dev/my-project/llm/llama3-finetune:1.1\n"
@@ -127,7 +127,9 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("exit %d %s", r.code, r.stderr)
 	}
 	for _, want := range []string{"2 node(s) x 8 nvidia.com/gpu = 16 device(s); world size 16", "accelerator memory", "fits", "ReadWriteMany",
-		"download (wave 0), after storage", "run (wave 4), after download, storage"} {
+		"download (wave 0), after identity\n     Job/llm-download\n     2 accelerator pod(s) wait idle meanwhile when every object is applied at once",
+		"run (wave 1), after download, identity\n     Job/llm\n     spec.template.spec: 2 pod(s) x 8 nvidia.com/gpu",
+		"Peak: 2 accelerator pod(s) at once, one per node of the workload."} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("plan lacks %q:\n%s", want, r.stdout)
 		}
@@ -140,15 +142,16 @@ func TestPlan(t *testing.T) {
 			Name  string
 			After []string
 		}
+		Peak int64 `json:"peakAcceleratorPods"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
 		t.Fatalf("JSON: %v\n%s", err, r.stdout)
 	}
-	if p.Compute.Devices != 32 || p.Compute.WorldSize != 64 || !p.Fit.Fits || len(p.Steps) != 5 || p.Steps[4].Name != "train" {
+	if p.Compute.Devices != 32 || p.Compute.WorldSize != 64 || !p.Fit.Fits || len(p.Steps) != 4 || p.Steps[3].Name != "run" || p.Steps[2].Name != "precompile" || p.Peak != 2 {
 		t.Errorf("S2 plan: %+v", p)
 	}
 	r = runCLI(t, "", "plan", "-f", "../../examples/s4-eks-trn1-llama2-pretrain-mpijob.yaml", "-o", "markdown")
-	for _, want := range []string{"```mermaid\nflowchart LR\n", "s_preprocess --> s_precompile", "s_precompile --> s_train", "| Memory fit |"} {
+	for _, want := range []string{"```mermaid\nflowchart LR\n", "s_preprocess --> s_precompile", "s_precompile --> s_run", "| Memory fit |"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, r.stdout)
 		}

@@ -30,10 +30,14 @@ func (c Case) Nodes() int {
 }
 
 // Sources are the values that select the case. Preprocessing is enabled and
-// a token Secret named, so every optional step renders too.
+// a token Secret named, so every optional step renders too; the claim of a
+// multi-node case is of a class that provides ReadWriteMany.
 func (c Case) Sources() values.Sources {
 	set := fmt.Sprintf("model.name=%s,accelerator.profile=%s,accelerator.devices=0,orchestration.mode=%s,workload.nodes=%d,workload.script=run.py,workload.type=%s,download.tokenSecret.name=hf,steps.preprocess.enabled=true",
 		c.Model, c.Accelerator, c.Mode, c.Nodes(), c.Type)
+	if c.Nodes() > 1 {
+		set += ",storage.storageClassName=standard-rwx"
+	}
 	return values.Sources{Set: []string{set}, SetString: []string{"steps.preprocess.command[0]=prepare.sh"}}
 }
 

@@ -1,0 +1,102 @@
+{{/*
+llm.ctx: everything the templates derive from the three selections, as YAML.
+Every template reads it once ("llm.ctx" . | fromYaml); numbers come back as
+floats, so templates print them through int.
+
+The steps before the run (download, preprocess, precompile) are listed in
+order under "steps", each with the marker file its completion leaves on the
+shared volume. A marker's name carries a hash of the step's inputs, chained
+through the steps before it, and its content is those inputs: a changed
+model, revision, command or image runs the step again, and an unchanged one
+is reused.
+
+Where the steps run ("stepsInPod"):
+- the claim can be mounted by one node only (ReadWriteOnce, or a node-local
+  class): every step is an init container of the run pod, so nothing else
+  ever needs the disk or the node;
+- the claim is shared (ReadWriteMany): each step is an object of its own
+  (a Job, a RayJob, or the MPI launcher), which apply tools can order, and
+  the accelerator pods wait for the last marker.
+*/}}
+{{- define "llm.ctx" -}}
+{{- $v := .Values -}}
+{{- $m := get $v.catalog.models $v.model.name -}}
+{{- if not $m -}}
+{{- fail (printf "model.name %q is not in catalog.models (known: %s)" $v.model.name (keys $v.catalog.models | sortAlpha | join ", ")) -}}
+{{- end -}}
+{{- $a := get $v.catalog.accelerators $v.accelerator.profile -}}
+{{- if not $a -}}
+{{- fail (printf "accelerator.profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
+{{- end -}}
+{{- $mode := $v.orchestration.mode -}}
+{{- $devices := int $a.devicesPerNode -}}
+{{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
+{{- $nodes := int $v.workload.nodes -}}
+{{- $name := .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- $cores := int (get $a "coresPerDevice" | default 1) -}}
+{{- $neuron := hasPrefix "aws.amazon.com/neuron" $a.resource -}}
+{{- $mount := $v.storage.mountPath -}}
+{{- $markerDir := printf "%s/.llmrender" $mount -}}
+{{- $modelDir := printf "%s/models/%s" $mount $v.model.name -}}
+{{- if eq $v.model.format "meta" }}{{ $modelDir = printf "%s/%s" $mount (get $m "metaName" | default $v.model.name) }}{{ end -}}
+{{- /* Storage: which nodes can mount the claim. */ -}}
+{{- $access := $v.storage.accessMode | default (ternary "ReadWriteOnce" "ReadWriteMany" (eq $nodes 1)) -}}
+{{- $class := get ($v.catalog.storageClasses | default dict) ($v.storage.storageClassName | default "") | default dict -}}
+{{- $nodeLocal := or $v.storage.nodeLocal (get $class "nodeLocal" | default false) -}}
+{{- $singleNode := or $nodeLocal (has $access (list "ReadWriteOnce" "ReadWriteOncePod")) -}}
+{{- $gib := 1073741824 -}}
+{{- $fifty := mul 50 $gib -}}
+{{- $sizeGi := mul 50 (div (add (mul (int64 $m.checkpointBytes) 2) (sub $fifty 1)) $fifty) -}}
+{{- /* The program the run starts: the script, or the mode's default. */ -}}
+{{- $program := $v.workload.script | default (get (dict "mpijob" $v.mpi.program "rayjob" "train.py") $mode) -}}
+{{- /* The steps before the run, in order. */ -}}
+{{- $steps := list -}}
+{{- $after := "" -}}
+{{- $download := and $v.download.enabled (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
+{{- if $download -}}
+{{- $in := dict "step" "download" "source" $v.download.source "format" $v.model.format "dir" $modelDir -}}
+{{- if eq $v.download.source "meta" -}}
+{{- $_ := set $in "models" (get $m "metaDownload" | default $v.model.name) -}}
+{{- else -}}
+{{- $_ := set $in "repo" $m.hfRepo -}}
+{{- $_ := set $in "revision" $v.model.revision -}}
+{{- end -}}
+{{- $hash := toJson $in | sha256sum | trunc 12 -}}
+{{- $steps = append $steps (dict "name" "download" "marker" (printf "%s/download-%s.done" $markerDir $hash) "inputs" $in) -}}
+{{- $after = $hash -}}
+{{- end -}}
+{{- if $v.steps.preprocess.enabled -}}
+{{- $in := dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir "image" ($v.steps.preprocess.image | default $v.workload.image) "after" $after -}}
+{{- $hash := toJson $in | sha256sum | trunc 12 -}}
+{{- $steps = append $steps (dict "name" "preprocess" "marker" (printf "%s/preprocess-%s.done" $markerDir $hash) "inputs" $in) -}}
+{{- $after = $hash -}}
+{{- end -}}
+{{- if and $v.steps.precompile.enabled (has $mode (list "rayjob" "mpijob")) -}}
+{{- $in := dict "step" "precompile" "image" $v.workload.image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices "after" $after -}}
+{{- $hash := toJson $in | sha256sum | trunc 12 -}}
+{{- $steps = append $steps (dict "name" "precompile" "marker" (printf "%s/precompile-%s.done" $markerDir $hash) "inputs" $in) -}}
+{{- end -}}
+{{- $stepsInPod := and $singleNode (gt (len $steps) 0) -}}
+model: {{ toJson $m }}
+acc: {{ toJson $a }}
+mode: {{ $mode | quote }}
+name: {{ $name | quote }}
+devices: {{ $devices }}
+nodes: {{ $nodes }}
+worldSize: {{ mul $devices $nodes }}
+neuronCores: {{ mul $devices $cores }}
+procsPerNode: {{ ternary (mul $devices $cores) $devices $neuron }}
+neuron: {{ $neuron }}
+claimName: {{ $v.storage.claimName | default (printf "%s-data" $name) | quote }}
+accessMode: {{ $access }}
+singleNode: {{ $singleNode }}
+storageSize: {{ $v.storage.size | default (printf "%dGi" $sizeGi) | quote }}
+modelDir: {{ $modelDir | quote }}
+markerDir: {{ $markerDir | quote }}
+serviceAccount: {{ $v.serviceAccount.name | default (ternary (printf "%s-sa" $name) "" $v.serviceAccount.create) | quote }}
+cpu: {{ $v.workload.cpu | default (printf "%d" (max 1 (div (mul (int $a.cpuPerNode) $devices) (int $a.devicesPerNode)))) | quote }}
+memory: {{ $v.workload.memory | default (printf "%dGi" (max 1 (div (mul (int $a.memoryPerNodeGi) $devices) (int $a.devicesPerNode)))) | quote }}
+program: {{ $program | quote }}
+steps: {{ toJson $steps }}
+stepsInPod: {{ $stepsInPod }}
+{{- end -}}

@@ -1,0 +1,145 @@
+{{/*
+llm.pod.template: the metadata and spec of every pod the chart renders; no
+other template writes pod metadata or placement.
+
+Two kinds of pods:
+- accelerator pods (accelerator: true) request the profile's devices: the
+  profile's node selector and tolerations, /dev/shm, and (later) its fabric;
+- helper pods (downloads, preprocessing, launchers, shells) request little.
+  They tolerate the accelerator nodes' taints, so they can run on a cluster
+  whose only nodes are accelerator nodes. When the claim can be mounted by
+  one node only (ctx.singleNode), a helper that mounts it next to the run
+  (a shell, TensorBoard) also takes the accelerator node selector and must
+  run on the node of a run pod (pod affinity), or the disk could never be
+  attached to both.
+
+Inputs (dict):
+  root, ctx
+  component       app.kubernetes.io/component of the pod: its step ("run" for every pod of the run)
+  role            optional llmrender.dev/role, for runs with several kinds of pods (launcher, worker, head)
+  accelerator     true for pods that request the profile's devices
+  colocate        true for long-running helpers that mount the claim beside the run
+  nodeSelector    optional, for a helper pod that must run on certain nodes (a Ray head)
+  restartPolicy   optional
+  subdomain       optional (Indexed Job DNS)
+  initContainers  optional, a YAML list
+  containers      a YAML list
+  data            false for pods that do not mount the claim (default true)
+*/}}
+{{- define "llm.pod.template" -}}
+metadata:
+  labels:
+    {{- include "llm.labels" .root | nindent 4 }}
+    app.kubernetes.io/component: {{ .component | quote }}
+    {{- with include "llm.pod.labels" . | fromYaml }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  {{- include "llm.pod.spec" . | nindent 2 }}
+{{- end -}}
+
+{{/* llm.pod.labels: labels a pod adds to the release's (same inputs). */}}
+{{- define "llm.pod.labels" -}}
+{{- with .role }}
+llmrender.dev/role: {{ . | quote }}
+{{- end }}
+{{- with .root.Values.kueue.queueName }}
+{{- if $.accelerator }}
+kueue.x-k8s.io/queue-name: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* llm.pod.spec: the spec part of llm.pod.template (same inputs). */}}
+{{- define "llm.pod.spec" -}}
+{{- $root := .root -}}
+{{- $v := $root.Values -}}
+{{- $c := .ctx -}}
+{{- with .restartPolicy }}
+restartPolicy: {{ . }}
+{{- end }}
+{{- with .subdomain }}
+subdomain: {{ . }}
+{{- end }}
+{{- with $c.serviceAccount }}
+serviceAccountName: {{ . }}
+{{- end }}
+{{- with $v.workload.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . | quote }}
+  {{- end }}
+{{- end }}
+{{- $selector := .nodeSelector }}
+{{- if or .accelerator (and .colocate $c.singleNode) }}{{ $selector = $c.acc.nodeSelector }}{{ end }}
+{{- with $selector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if and .colocate $c.singleNode }}
+affinity:
+  podAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      - topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            app.kubernetes.io/instance: {{ $root.Release.Name | quote }}
+            app.kubernetes.io/component: run
+{{- end }}
+{{- with $c.acc.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .initContainers }}
+initContainers:
+  {{- . | nindent 2 }}
+{{- end }}
+containers:
+  {{- .containers | nindent 2 }}
+volumes:
+  {{- if ne (toString .data) "false" }}
+  - name: data
+    persistentVolumeClaim:
+      claimName: {{ $c.claimName }}
+  {{- end }}
+  {{- if .accelerator }}
+  - name: dshm
+    emptyDir:
+      medium: Memory
+      sizeLimit: {{ $c.acc.shmSize }}
+  {{- with $v.workload.extraVolumes }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  {{- end }}
+{{- end -}}
+
+{{/*
+llm.workload: wraps a pod spec as a bare Pod (pod mode) or a Job, the two
+kinds a step can be in every mode.
+Inputs (dict): root, ctx, name, order (llm.order as a dict), pod (the
+inputs of llm.pod.template), job (extra Job spec fields, a dict).
+*/}}
+{{- define "llm.workload" -}}
+{{- $root := .root -}}
+{{- $meta := include "llm.metadata" (dict "root" $root "name" .name "component" .pod.component "order" .order "extraLabels" (include "llm.pod.labels" .pod | fromYaml)) -}}
+{{- if eq .ctx.mode "pod" }}
+apiVersion: v1
+kind: Pod
+metadata:
+  {{- $meta | nindent 2 }}
+spec:
+  {{- include "llm.pod.spec" .pod | nindent 2 }}
+{{- else }}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  {{- $meta | nindent 2 }}
+spec:
+  {{- with .job }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  ttlSecondsAfterFinished: {{ int $root.Values.workload.ttlSecondsAfterFinished }}
+  template:
+    {{- include "llm.pod.template" .pod | nindent 4 }}
+{{- end }}
+{{- end -}}
