@@ -6,18 +6,39 @@ HELM_VERSION      := v3.22.0
 KUSTOMIZE_VERSION := v5.8.2
 HELM      := $(TOOLS)/helm-$(HELM_VERSION)/helm
 KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
-# kube-apiserver and etcd, built by hack/tools (its own module, pinned there).
+# kube-apiserver, etcd, kube-scheduler and kube-controller-manager, built by
+# hack/tools (its own module, pinned there).
 K8S_VERSION := v1.36.3
 K8S_TOOLS   := $(TOOLS)/k8s-$(K8S_VERSION)
 KUBE_APISERVER := $(K8S_TOOLS)/kube-apiserver
 ETCD        := $(K8S_TOOLS)/etcd
+KUBE_SCHEDULER          := $(K8S_TOOLS)/kube-scheduler
+KUBE_CONTROLLER_MANAGER := $(K8S_TOOLS)/kube-controller-manager
+K8S_BINS    := $(KUBE_APISERVER) $(ETCD) $(KUBE_SCHEDULER) $(KUBE_CONTROLLER_MANAGER)
 K8S_LDFLAGS := -s -w -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36
+# The rest of a simulated cluster: kwok (fake kubelets) and the operators the
+# chart targets, each built by hack/build-operator.sh from a copy of its module
+# in $(TOOLS)/src (patched so that nothing listens beyond 127.0.0.1).
+KWOK_VERSION              := v0.8.0
+MPI_OPERATOR_VERSION      := v0.8.0
+TRAINING_OPERATOR_VERSION := v1.9.2
+VOLCANO_VERSION           := v1.10.0
+KUBERAY_VERSION           := v1.6.0
+KWOK                := $(TOOLS)/kwok-$(KWOK_VERSION)/kwok
+MPI_OPERATOR        := $(TOOLS)/mpi-operator-$(MPI_OPERATOR_VERSION)/mpi-operator
+TRAINING_OPERATOR   := $(TOOLS)/training-operator-$(TRAINING_OPERATOR_VERSION)/training-operator
+VOLCANO_SCHEDULER          := $(TOOLS)/volcano-$(VOLCANO_VERSION)/vc-scheduler
+VOLCANO_CONTROLLER_MANAGER := $(TOOLS)/volcano-$(VOLCANO_VERSION)/vc-controller-manager
+KUBERAY             := $(TOOLS)/kuberay-$(KUBERAY_VERSION)/kuberay-operator
+SIM_TOOLS := $(K8S_BINS) $(KWOK) $(MPI_OPERATOR) $(TRAINING_OPERATOR) \
+	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY)
+BUILD_OPERATOR := GO=$(GO) hack/build-operator.sh
 BIN       := $(CURDIR)/bin/llmrender
 
 export GOTOOLCHAIN = local
 
-.PHONY: all build render test unit e2e lint golden bench tools fuzz clean
+.PHONY: all build render test unit e2e lint golden bench tools sim-tools fuzz clean
 
 all: build
 
@@ -35,15 +56,25 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/...
+	cd e2e/cluster && $(GO) vet -tags e2e ./...
 
 unit:
 	$(GO) test -race -count=1 ./...
+	cd e2e/cluster && $(GO) test -count=1 ./...
 
-# End-to-end tests against real tools built here.
-e2e: $(HELM) $(KUSTOMIZE) $(KUBE_APISERVER) $(ETCD)
-	LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) \
+# End-to-end tests against real tools built here: e2e/ (helm, kustomize,
+# kube-apiserver) and e2e/cluster/, its own module, which runs the renders
+# on a simulated cluster (scheduler, controllers, operators, kwok).
+E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) \
 	LLMRENDER_KUBE_APISERVER=$(KUBE_APISERVER) LLMRENDER_ETCD=$(ETCD) \
-	$(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
+	LLMRENDER_KUBE_SCHEDULER=$(KUBE_SCHEDULER) LLMRENDER_KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
+	LLMRENDER_KWOK=$(KWOK) LLMRENDER_MPI_OPERATOR=$(MPI_OPERATOR) \
+	LLMRENDER_TRAINING_OPERATOR=$(TRAINING_OPERATOR) LLMRENDER_KUBERAY=$(KUBERAY) \
+	LLMRENDER_VOLCANO_SCHEDULER=$(VOLCANO_SCHEDULER) \
+	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER)
+e2e: $(HELM) $(KUSTOMIZE) sim-tools
+	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
+	cd e2e/cluster && $(E2E_ENV) $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m ./...
 
 # Rewrite golden files from the current output. Review the diff before committing.
 golden:
@@ -61,7 +92,13 @@ bench: build $(HELM) $(KUSTOMIZE)
 	$(GO) run ./hack/bench -llmrender $(BIN) -helm $(HELM) -kustomize $(KUSTOMIZE) \
 		-runs $(BENCH_RUNS) -warmup $(BENCH_WARMUP) -gobench .bench/go.txt -o BENCHMARKS.md
 
-tools: $(HELM) $(KUSTOMIZE) $(KUBE_APISERVER) $(ETCD)
+tools: $(HELM) $(KUSTOMIZE) sim-tools
+
+# Every binary the simulated cluster runs. Each is built once per machine (the
+# operators take several minutes each on two cores) and then only checked for.
+sim-tools: $(SIM_TOOLS)
+# Each build already uses every core: running two at once only slows both.
+.NOTPARALLEL: sim-tools
 
 $(HELM):
 	@mkdir -p $(dir $@)
@@ -71,10 +108,35 @@ $(KUSTOMIZE):
 	@mkdir -p $(dir $@)
 	GOBIN=$(dir $@) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
-# Both binaries in one go build: they share most of the dependency graph.
-$(KUBE_APISERVER) $(ETCD) &: hack/tools/go.mod hack/tools/go.sum hack/tools/kube-apiserver/main.go hack/tools/etcd/main.go
+# All four binaries in one go build: they share most of the dependency graph.
+$(K8S_BINS) &: hack/tools/go.mod hack/tools/go.sum $(patsubst $(K8S_TOOLS)/%,hack/tools/%/main.go,$(K8S_BINS))
 	@mkdir -p $(K8S_TOOLS)
-	cd hack/tools && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_TOOLS)/ ./kube-apiserver ./etcd
+	cd hack/tools && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_TOOLS)/ \
+		./kube-apiserver ./etcd ./kube-scheduler ./kube-controller-manager
+	hack/smoke.sh $(K8S_BINS) || { rm -f $(K8S_BINS); exit 1; }
+
+$(KWOK):
+	@mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install -trimpath -ldflags "-s -w" sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
+	hack/smoke.sh $@ || { rm -f $@; exit 1; }
+
+$(MPI_OPERATOR):
+	$(BUILD_OPERATOR) github.com/kubeflow/mpi-operator $(MPI_OPERATOR_VERSION) \
+		$(TOOLS)/src/mpi-operator-$(MPI_OPERATOR_VERSION) $(dir $@) mpi-operator=./cmd/mpi-operator
+
+$(TRAINING_OPERATOR):
+	$(BUILD_OPERATOR) github.com/kubeflow/training-operator $(TRAINING_OPERATOR_VERSION) \
+		$(TOOLS)/src/training-operator-$(TRAINING_OPERATOR_VERSION) $(dir $@) \
+		training-operator=./cmd/training-operator.v1
+
+$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) &:
+	$(BUILD_OPERATOR) volcano.sh/volcano $(VOLCANO_VERSION) \
+		$(TOOLS)/src/volcano-$(VOLCANO_VERSION) $(dir $(VOLCANO_SCHEDULER)) \
+		vc-scheduler=./cmd/scheduler vc-controller-manager=./cmd/controller-manager
+
+$(KUBERAY):
+	$(BUILD_OPERATOR) github.com/ray-project/kuberay/ray-operator $(KUBERAY_VERSION) \
+		$(TOOLS)/src/kuberay-$(KUBERAY_VERSION) $(dir $@) kuberay-operator=.
 
 clean:
 	rm -rf bin

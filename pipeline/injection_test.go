@@ -114,8 +114,8 @@ func (f stringField) set(v string) map[string]any {
 // bases switch on every step and mode, so each field is used by some
 // template.
 var injectionBases = []string{
-	"orchestration.mode=pod,workload.type=inference,shell.enabled=true,download.tokenSecret.name=hf",
-	"orchestration.mode=job,workload.type=finetune,workload.script=train.py,tensorboard.enabled=true,shell.enabled=true,steps.preprocess.enabled=true,download.tokenSecret.name=hf,output.uri=gs://b/o",
+	"orchestration.mode=pod,workload.type=inference,shell.enabled=true,download.tokenSecret.name=hf,storage.storageClassName=openebs-zfspv",
+	"orchestration.mode=job,workload.type=finetune,workload.script=train.py,tensorboard.enabled=true,shell.enabled=true,steps.preprocess.enabled=true,download.tokenSecret.name=hf,output.uri=gs://b/o,storage.storageClassName=local-path",
 	"orchestration.mode=rayjob,accelerator.profile=trn1-32xlarge,accelerator.devices=16,model.name=llama-2-7b,workload.type=pretrain,workload.nodes=2,download.tokenSecret.name=hf,steps.preprocess.enabled=true,steps.precompile.enabled=true,volcano.enabled=true,storage.storageClassName=efs-sc",
 	"orchestration.mode=mpijob,accelerator.profile=trn1-32xlarge,accelerator.devices=16,model.name=llama-2-7b,workload.type=pretrain,workload.nodes=2,download.tokenSecret.name=hf,steps.precompile.enabled=true,tensorboard.enabled=true,storage.storageClassName=fsx-sc",
 	"orchestration.mode=pytorchjob,workload.type=finetune,workload.script=train.py,workload.nodes=2,storage.accessMode=ReadWriteMany,storage.storageClassName=standard-rwx,download.tokenSecret.name=hf,kueue.queueName=q",

@@ -29,7 +29,7 @@ func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
 			waivers[decoded[i].Where()] = strings.Split(strings.ReplaceAll(list, " ", ""), ",")
 		}
 	}
-	for _, f := range rules.CheckObjects(decoded) {
+	for _, f := range rules.CheckObjects(decoded, rules.FactsFrom(builtinValues())) {
 		if ids, ok := waivers[f.Where]; ok && slices.Contains(ids, f.Rule) {
 			waived = append(waived, f)
 			continue

@@ -176,6 +176,16 @@ func Values(req Request) (map[string]any, *values.Positions, error) {
 	return merged, pos, nil
 }
 
+// builtinValues are the built-in chart's values (its catalog), for the
+// manifest rules' facts about manifests of any origin.
+func builtinValues() map[string]any {
+	c, err := BuiltinChart()
+	if err != nil {
+		return nil
+	}
+	return c.Values
+}
+
 // hasDomainRules tells whether the chart's values follow the built-in chart's
 // shape (model, accelerator, catalog), so the values rules apply.
 func (c *Chart) hasDomainRules() bool {
@@ -218,7 +228,11 @@ func Render(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	findings = append(findings, rules.CheckObjects(decoded)...)
+	facts := vals
+	if !req.Chart.hasDomainRules() {
+		facts = builtinValues()
+	}
+	findings = append(findings, rules.CheckObjects(decoded, rules.FactsFrom(facts))...)
 	kept, waived := rules.Apply(findings, waive)
 	if failed := rules.Only(kept, rules.Error); len(failed) > 0 {
 		return nil, &rules.Failed{Findings: failed}

@@ -160,11 +160,30 @@ func objFinding(rule string, sev Severity, o Object, field, format string, args 
 	return Finding{Rule: rule, Severity: sev, Where: o.Where(), Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// Facts are what the manifest rules know about the cluster beyond the
+// objects: the catalog's storage classes whose volumes live on one node.
+type Facts struct {
+	NodeLocalClasses map[string]bool
+}
+
+// FactsFrom reads the facts from a values tree with a catalog (the built-in
+// chart's, or merged values that override it).
+func FactsFrom(v map[string]any) Facts {
+	f := Facts{NodeLocalClasses: map[string]bool{}}
+	for name, c := range mapAt(v, "catalog", "storageClasses") {
+		if boolean(c, "nodeLocal") {
+			f.NodeLocalClasses[name] = true
+		}
+	}
+	return f
+}
+
 // CheckObjects runs every manifest rule over a set of objects.
-func CheckObjects(objs []Object) []Finding {
+func CheckObjects(objs []Object, facts Facts) []Finding {
 	var fs []Finding
 	for _, rule := range []func([]Object) []Finding{
-		nprocMatchesDevices, rwoShared, indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets,
+		func(objs []Object) []Finding { return rwoShared(objs, facts) },
+		nprocMatchesDevices, indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets,
 	} {
 		fs = append(fs, rule(objs)...)
 	}
@@ -204,14 +223,15 @@ func nprocMatchesDevices(objs []Object) []Finding {
 // LR002: a ReadWriteOnce claim can be attached to one node at a time, so
 // every pod that mounts it must run on the same node. Pods count once per
 // replica; a pod that must run beside another (a required pod affinity on
-// kubernetes.io/hostname, as the chart gives its shell and TensorBoard) does
-// not add a node. Pods that never run at the same time (a download Pod
-// before a run Pod) still count: the scheduler can put them on different
-// nodes, and a disk still attached elsewhere blocks the next one.
-func rwoShared(objs []Object) []Finding {
+// kubernetes.io/hostname) does not add a node. Pods that never run at the
+// same time (a download Pod before a run Pod) still count: the scheduler can
+// put them on different nodes, and a disk still attached elsewhere blocks
+// the next one. A claim of a node-local class is exempt: its volume pins
+// every pod that mounts it to its node.
+func rwoShared(objs []Object, facts Facts) []Finding {
 	rwo := map[string]string{}
 	for _, o := range objs {
-		if o.kind() == "PersistentVolumeClaim" {
+		if o.kind() == "PersistentVolumeClaim" && !facts.NodeLocalClasses[str(o.Doc, "spec", "storageClassName")] {
 			for _, m := range stringList(o.Doc, "spec", "accessModes") {
 				if m == "ReadWriteOnce" || m == "ReadWriteOncePod" {
 					rwo[o.name()] = m

@@ -38,12 +38,12 @@ func TestManifestRuleFixtures(t *testing.T) {
 	for _, path := range bad {
 		id := strings.SplitN(filepath.Base(path), "-", 2)[0]
 		t.Run(id, func(t *testing.T) {
-			found := CheckObjects(loadObjects(t, path))
+			found := CheckObjects(loadObjects(t, path), Facts{})
 			if !hasRule(found, id) {
 				t.Errorf("%s: rule %s did not fire; findings: %v", path, id, found)
 			}
 			good := strings.Replace(path, "-bad.yaml", "-good.yaml", 1)
-			if found := CheckObjects(loadObjects(t, good)); hasRule(found, id) {
+			if found := CheckObjects(loadObjects(t, good), Facts{}); hasRule(found, id) {
 				t.Errorf("%s: rule %s fired on the good fixture: %v", good, id, found)
 			}
 		})
@@ -73,7 +73,7 @@ func TestManifestRuleMessages(t *testing.T) {
 		"LR016-bad.yaml": {"error LR016: Pod/p: spec: container main sets HF_TOKEN to a literal value"},
 	}
 	for file, wants := range cases {
-		found := CheckObjects(loadObjects(t, filepath.Join("../testdata/rules", file)))
+		found := CheckObjects(loadObjects(t, filepath.Join("../testdata/rules", file)), Facts{})
 		var text []string
 		for _, f := range found {
 			text = append(text, f.String())
@@ -94,7 +94,7 @@ func TestNoSharedMemoryVolume(t *testing.T) {
 	objs := loadObjects(t, "../testdata/rules/LR007-good.yaml")
 	spec := objs[0].Doc["spec"].(map[string]any)
 	delete(spec, "volumes")
-	found := CheckObjects(objs)
+	found := CheckObjects(objs, Facts{})
 	if len(found) != 1 || !strings.Contains(found[0].String(), "has no /dev/shm memory volume") {
 		t.Errorf("findings: %v", found)
 	}
@@ -102,7 +102,7 @@ func TestNoSharedMemoryVolume(t *testing.T) {
 	c := spec["containers"].([]any)[0].(map[string]any)
 	c["resources"].(map[string]any)["limits"].(map[string]any)["nvidia.com/gpu"] = 1
 	c["command"] = []any{"python3", "x.py"}
-	if found := CheckObjects(objs); len(found) != 0 {
+	if found := CheckObjects(objs, Facts{}); len(found) != 0 {
 		t.Errorf("single device: %v", found)
 	}
 }
@@ -118,7 +118,8 @@ func TestMutableTag(t *testing.T) {
 
 // LR002 counts every pod that mounts a ReadWriteOnce claim, across objects:
 // a download Pod and a run Pod are two pods the scheduler can place on two
-// nodes; a shell that must run beside the run pod is not.
+// nodes; a shell that must run beside the run pod is not, nor are pods on a
+// volume of a node-local class, which pins them all to its node.
 func TestReadWriteOnceAcrossObjects(t *testing.T) {
 	pod := func(name, extra string) string {
 		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n" + extra +
@@ -134,6 +135,7 @@ func TestReadWriteOnceAcrossObjects(t *testing.T) {
 		{"shell beside the run", claim + "---\n" + pod("run", "") + "---\n" + pod("shell", beside), ""},
 		{"affinity on another key", claim + "---\n" + pod("run", "") + "---\n" + pod("shell", strings.ReplaceAll(beside, "kubernetes.io/hostname", "topology.kubernetes.io/zone")),
 			"2 pods that can run on different nodes (Pod/run, Pod/shell)"},
+		{"node-local class", strings.Replace(claim, "spec: {", "spec: {storageClassName: local-path, ", 1) + "---\n" + pod("run", "") + "---\n" + pod("shell", ""), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -157,7 +159,7 @@ func findingsOf(t *testing.T, stream string) string {
 		objs = append(objs, Object{Doc: m})
 	}
 	var text []string
-	for _, f := range CheckObjects(objs) {
+	for _, f := range CheckObjects(objs, Facts{NodeLocalClasses: map[string]bool{"local-path": true}}) {
 		text = append(text, f.String())
 	}
 	return strings.Join(text, "\n")

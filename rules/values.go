@@ -150,6 +150,15 @@ func sharedStorage(w *Workload, pos *values.Positions) []Finding {
 		who = fmt.Sprintf("%d nodes", w.Nodes)
 	case several:
 		who = fmt.Sprintf("%s and the worker", other)
+	case !w.nodeLocal() && (boolean(w.V, "shell", "enabled") || boolean(w.V, "tensorboard", "enabled")):
+		// A node-local volume pins every pod to its node; a zonal disk does
+		// not, and a shell that holds it on another node blocks the run.
+		ptr := "/shell/enabled"
+		if !boolean(w.V, "shell", "enabled") {
+			ptr = "/tensorboard/enabled"
+		}
+		return []Finding{at(pos, "LR002", Error, ptr, fmt.Sprintf(
+			"the shell or TensorBoard pod and the run pod cannot share a %s disk: the shell can land on another node and hold the disk there, and the run would wait for it forever; use ReadWriteMany storage, a node-local class, or disable them", mode))}
 	default:
 		return nil
 	}

@@ -8,18 +8,20 @@ Two kinds of pods:
 - helper pods (downloads, preprocessing, launchers, shells) request little.
   They tolerate the accelerator nodes' taints, so they can run on a cluster
   whose only nodes are accelerator nodes. When the claim can be mounted by
-  one node only (ctx.singleNode), a helper that mounts it next to the run
-  (a shell, TensorBoard) also takes the accelerator node selector and must
-  run on the node of a run pod (pod affinity), or the disk could never be
-  attached to both.
+  one node only (ctx.singleNode; then the rules allow only a node-local
+  class beside the run), a helper that mounts it next to the run (a shell,
+  TensorBoard) also takes the accelerator node selector: whichever pod
+  comes first, the volume is made on an accelerator node, and it pins the
+  others there.
 
 Inputs (dict):
   root, ctx
   component       app.kubernetes.io/component of the pod: its step ("run" for every pod of the run)
   role            optional llmrender.dev/role, for runs with several kinds of pods (launcher, worker, head)
   accelerator     true for pods that request the profile's devices
-  colocate        true for long-running helpers that mount the claim beside the run
+  colocate        true for long-running helpers that mount the claim beside the run (shell, TensorBoard)
   nodeSelector    optional, for a helper pod that must run on certain nodes (a Ray head)
+  tolerations     optional, instead of the accelerator nodes' (none for a Ray head)
   restartPolicy   optional
   subdomain       optional (Indexed Job DNS)
   initContainers  optional, a YAML list
@@ -76,17 +78,9 @@ imagePullSecrets:
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- if and .colocate $c.singleNode }}
-affinity:
-  podAffinity:
-    requiredDuringSchedulingIgnoredDuringExecution:
-      - topologyKey: kubernetes.io/hostname
-        labelSelector:
-          matchLabels:
-            app.kubernetes.io/instance: {{ $root.Release.Name | quote }}
-            app.kubernetes.io/component: run
-{{- end }}
-{{- with $c.acc.tolerations }}
+{{- $tolerations := $c.acc.tolerations }}
+{{- if hasKey . "tolerations" }}{{ $tolerations = .tolerations }}{{ end }}
+{{- with $tolerations }}
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}

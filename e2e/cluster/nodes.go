@@ -1,0 +1,236 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Shape is a machine as its cloud registers it with Kubernetes: capacity,
+// allocatable after the kubelet's reservations, labels and taints, and what
+// the platform's own DaemonSets request on it. These are facts about the
+// clouds, read from their documentation, not from the chart's catalog:
+//
+//   - CPU reservation (GKE, copied by the EKS AMI): 6% of the first core, 1%
+//     of the second, 0.5% of cores 3-4, 0.25% above; for N >= 4 vCPU that is
+//     80m + 2.5m x (N - 4). cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes
+//   - GKE memory: capacity as cluster-autoscaler estimates the kernel's
+//     MemTotal (nominal - nominal/64 - 328 MiB; kubernetes/autoscaler
+//     cluster-autoscaler/cloudprovider/gce/gce_reserved.go), minus 25% of
+//     the first 4 GiB, 20% of the next 4, 10% of the next 8, 6% of the next
+//     112, 2% above 128 GiB, minus the 100 MiB eviction threshold.
+//   - EKS memory: capacity as Karpenter models it (nominal x 0.925), minus
+//     kube-reserved 255 MiB + 11 MiB x max pods (VPC CNI), minus 100 MiB
+//     eviction; EFA instances pre-allocate 5128 x 2 MiB hugepages, which
+//     the kubelet also takes out of allocatable memory
+//     (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go;
+//     docs.aws.amazon.com/eks/latest/userguide/node-efa.html).
+//   - Taints: GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule;
+//     EKS adds none, and the Neuron blueprints taint Trainium node groups
+//     aws.amazon.com/neuron:NoSchedule (awslabs/ai-on-eks).
+type Shape struct {
+	Machine     string
+	CSIDrivers  []string // CSI node plugins the platform runs on the node
+	Capacity    corev1.ResourceList
+	Allocatable corev1.ResourceList
+	Labels      map[string]string
+	Taints      []corev1.Taint
+	Daemons     corev1.ResourceList // the platform's DaemonSets on the node
+}
+
+const (
+	mi = 1 << 20
+	gi = 1 << 30
+)
+
+// reservedCPU is the kubelet's CPU reservation on GKE and the EKS AMI, in
+// millicores, for vCPUs >= 4.
+func reservedCPU(vcpu int64) int64 { return 80 + (vcpu-4)*25/10 }
+
+// gkeMemory is a GKE node's memory capacity and allocatable, in bytes.
+func gkeMemory(nominalGi int64) (capacity, allocatable int64) {
+	nominal := nominalGi * gi
+	capacity = nominal - nominal/64 - 16*mi - 64*mi - min(nominal*175/100000, 248*mi)
+	tiers := []struct{ upTo, permille int64 }{{4, 250}, {8, 200}, {16, 100}, {128, 60}, {1 << 40, 20}}
+	reserved, below := int64(0), int64(0)
+	for _, t := range tiers {
+		part := min(nominalGi, t.upTo) - below
+		if part <= 0 {
+			break
+		}
+		reserved += part * gi * t.permille / 1000
+		below = t.upTo
+	}
+	return capacity, capacity - reserved - 100*mi
+}
+
+// eksMemory is an EKS node's memory capacity and allocatable, in bytes.
+func eksMemory(nominalGi, maxPods, hugepagesMi int64) (capacity, allocatable int64) {
+	capacity = nominalGi * gi * 925 / 1000
+	return capacity, capacity - (255+11*maxPods)*mi - 100*mi - hugepagesMi*mi
+}
+
+// shape builds a machine's resources from its size and the platform's
+// formulas.
+func shape(machine string, vcpu, pods int64, memory func() (int64, int64), devices map[corev1.ResourceName]string, labels map[string]string, taints []corev1.Taint, daemons corev1.ResourceList) Shape {
+	capMem, allocMem := memory()
+	drivers := []string{"zfs.csi.openebs.io"} // on premises
+	switch {
+	case labels["cloud.google.com/gke-nodepool"] != "":
+		drivers = []string{"pd.csi.storage.gke.io", "filestore.csi.storage.gke.io"}
+	case labels["eks.amazonaws.com/nodegroup"] != "":
+		drivers = []string{"ebs.csi.aws.com", "fsx.csi.aws.com"}
+	}
+	s := Shape{Machine: machine, Labels: labels, Taints: taints, Daemons: daemons, CSIDrivers: drivers,
+		Capacity: corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(vcpu, resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(capMem, resource.BinarySI), corev1.ResourcePods: *resource.NewQuantity(pods, resource.DecimalSI),
+			corev1.ResourceEphemeralStorage: resource.MustParse("100Gi")},
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(vcpu*1000-reservedCPU(vcpu), resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(allocMem, resource.BinarySI), corev1.ResourcePods: *resource.NewQuantity(pods, resource.DecimalSI),
+			corev1.ResourceEphemeralStorage: resource.MustParse("80Gi")},
+	}
+	for r, q := range devices {
+		s.Capacity[r], s.Allocatable[r] = resource.MustParse(q), resource.MustParse(q)
+	}
+	return s
+}
+
+var (
+	gpuTaint    = []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
+	neuronTaint = []corev1.Taint{{Key: "aws.amazon.com/neuron", Effect: corev1.TaintEffectNoSchedule}}
+	// kube-proxy, fluentbit-gke, gke-metrics-agent, gke-metadata-server,
+	// netd, pdcsi-node, the GPU device plugin: about 0.5 CPU and 0.7 GiB.
+	gkeDaemons = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("700Mi")}
+	// aws-node, kube-proxy, the EFA and Neuron device plugins, the EBS and
+	// FSx CSI node plugins; on premises, the GPU operator's.
+	eksDaemons = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("250Mi")}
+	gpus8      = map[corev1.ResourceName]string{"nvidia.com/gpu": "8"}
+)
+
+func gke(machine, accelerator string) map[string]string {
+	l := map[string]string{
+		"node.kubernetes.io/instance-type": machine, "cloud.google.com/gke-nodepool": machine + "-pool",
+		"cloud.google.com/machine-family": machine[:2], "topology.kubernetes.io/region": "us-central1",
+	}
+	if accelerator != "" {
+		l["cloud.google.com/gke-accelerator"] = accelerator
+		l["cloud.google.com/gke-gpu"] = "true"
+	}
+	return l
+}
+
+func eks(machine string) map[string]string {
+	return map[string]string{"node.kubernetes.io/instance-type": machine, "eks.amazonaws.com/nodegroup": machine + "-ng",
+		"topology.kubernetes.io/region": "us-west-2", "eks.amazonaws.com/capacityType": "ON_DEMAND"}
+}
+
+func trainium(efa string) map[corev1.ResourceName]string {
+	return map[corev1.ResourceName]string{"aws.amazon.com/neuron": "16", "aws.amazon.com/neurondevice": "16",
+		"aws.amazon.com/neuroncore": "32", "vpc.amazonaws.com/efa": efa, "hugepages-2Mi": "10256Mi"}
+}
+
+// Shapes are the machines of the accelerator profiles, by profile name,
+// and the CPU machines beside them (vCPU, GiB and max pods from the clouds'
+// machine tables; max pods on EKS from the VPC CNI's ENI formula).
+var Shapes = map[string]Shape{
+	"a100-80gb": shape("a2-ultragpu-8g", 96, 110, func() (int64, int64) { return gkeMemory(1360) }, gpus8, gke("a2-ultragpu-8g", "nvidia-a100-80gb"), gpuTaint, gkeDaemons),
+	// An on-premises DGX A100 (640GB): 256 threads, 2 TiB, 8 x A100 80GB,
+	// the NVIDIA GPU operator's labels, no taint, and only the kubelet's
+	// default eviction threshold reserved.
+	"a100-80gb-onprem": func() Shape {
+		s := shape("dgx-a100", 256, 110, func() (int64, int64) { return 2048 * gi, 2048*gi - 100*mi }, gpus8,
+			map[string]string{"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.count": "8"}, nil, eksDaemons)
+		s.Allocatable[corev1.ResourceCPU] = s.Capacity[corev1.ResourceCPU]
+		return s
+	}(),
+	"h100-80gb":      shape("a3-highgpu-8g", 208, 110, func() (int64, int64) { return gkeMemory(1872) }, gpus8, gke("a3-highgpu-8g", "nvidia-h100-80gb"), gpuTaint, gkeDaemons),
+	"h100-mega-80gb": shape("a3-megagpu-8g", 208, 110, func() (int64, int64) { return gkeMemory(1872) }, gpus8, gke("a3-megagpu-8g", "nvidia-h100-mega-80gb"), gpuTaint, gkeDaemons),
+	"h200-141gb":     shape("a3-ultragpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(2952) }, gpus8, gke("a3-ultragpu-8g", "nvidia-h200-141gb"), gpuTaint, gkeDaemons),
+	"trn1-32xlarge":  shape("trn1.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("8"), eks("trn1.32xlarge"), neuronTaint, eksDaemons),
+	"trn1n-32xlarge": shape("trn1n.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("16"), eks("trn1n.32xlarge"), neuronTaint, eksDaemons),
+	// GKE e2-standard-8 (8 vCPU, 32 GiB): the CPU profile's machine.
+	"cpu": shape("e2-standard-8", 8, 110, func() (int64, int64) { return gkeMemory(32) }, nil, gke("e2-standard-8", ""), nil, gkeDaemons),
+	// GKE e2-standard-16 (16 vCPU, 64 GiB): the CPU pool beside GPU pools,
+	// where a Ray head of 6 CPU and 30 GiB fits.
+	"cpu-gke": shape("e2-standard-16", 16, 110, func() (int64, int64) { return gkeMemory(64) }, nil, gke("e2-standard-16", ""), nil, gkeDaemons),
+	// EKS m5.4xlarge (16 vCPU, 64 GiB, 234 pods): the CPU node group beside
+	// Trainium node groups, where S2's Ray head (6 CPU, 30 GiB) fits.
+	"cpu-eks": shape("m5.4xlarge", 16, 234, func() (int64, int64) { return eksMemory(64, 234, 0) }, nil, eks("m5.4xlarge"), nil, eksDaemons),
+}
+
+// NodeSpec asks for nodes of a shape in a zone.
+type NodeSpec struct {
+	Shape string
+	Count int
+	Zone  string
+}
+
+// ScenarioLabel ties a scenario's nodes to its namespace: the namespace's
+// scheduler.alpha.kubernetes.io/node-selector annotation names it, and the
+// PodNodeSelector admission plugin adds it to every pod of the namespace.
+const ScenarioLabel = "sim.llmrender.dev/scenario"
+
+// AddNodes creates a scenario's nodes, each with a pod that stands for the
+// platform's DaemonSets on it, so the scheduler sees what a real node has
+// left.
+func (c *Cluster) AddNodes(ctx context.Context, scenario string, specs []NodeSpec) ([]string, error) {
+	var names []string
+	for _, spec := range specs {
+		shape, ok := Shapes[spec.Shape]
+		if !ok {
+			return nil, fmt.Errorf("no node shape %q", spec.Shape)
+		}
+		for i := range spec.Count {
+			name := fmt.Sprintf("%s-%s-%s-%d", scenario, spec.Shape, spec.Zone[len(spec.Zone)-1:], i)
+			labels := map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+				"topology.kubernetes.io/zone": spec.Zone, ScenarioLabel: scenario}
+			for k, v := range shape.Labels {
+				labels[k] = v
+			}
+			node := &corev1.Node{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+				Spec:       corev1.NodeSpec{Taints: shape.Taints, ProviderID: "kwok://" + name},
+				Status: corev1.NodeStatus{Capacity: shape.Capacity, Allocatable: shape.Allocatable,
+					NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux", KubeletVersion: "v1.36.3", ContainerRuntimeVersion: "containerd://2.1.0"}},
+			}
+			if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+			// The kubelet registers the CSI drivers its node plugins run;
+			// schedulers count a node's attachable volumes from it.
+			csi := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			for _, d := range shape.CSIDrivers {
+				csi.Spec.Drivers = append(csi.Spec.Drivers, storagev1.CSINodeDriver{Name: d, NodeID: name, Allocatable: &storagev1.VolumeNodeResources{Count: ptr(int32(100))}})
+			}
+			if _, err := c.Client.StorageV1().CSINodes().Create(ctx, csi, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+			daemons := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "daemons-" + name, Namespace: "kube-system"},
+				Spec: corev1.PodSpec{NodeName: name, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					Containers: []corev1.Container{{Name: "daemons", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: shape.Daemons}}}},
+			}
+			if _, err := c.Client.CoreV1().Pods("kube-system").Create(ctx, daemons, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// RemoveNodes deletes a scenario's nodes and their daemon pods.
+func (c *Cluster) RemoveNodes(ctx context.Context, names []string) {
+	zero := int64(0)
+	for _, n := range names {
+		c.Client.CoreV1().Pods("kube-system").Delete(ctx, "daemons-"+n, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		c.Client.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
+		c.Client.StorageV1().CSINodes().Delete(ctx, n, metav1.DeleteOptions{})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

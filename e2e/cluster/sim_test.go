@@ -1,0 +1,303 @@
+//go:build e2e
+
+package cluster
+
+import (
+	"context"
+	"regexp"
+
+	"fmt"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var sim *Cluster
+
+func TestMain(m *testing.M) {
+	tools, err := ToolsFromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	start := time.Now()
+	sim, err = Start(tools)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the simulated cluster:", err)
+		if sim != nil {
+			sim.Stop()
+		}
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "simulated cluster up in %v (logs in %s)\n", time.Since(start).Round(time.Millisecond), sim.Dir)
+	code := m.Run()
+	sim.Stop()
+	os.Exit(code)
+}
+
+func example(name string) string { return filepath.Join("..", "..", "examples", name+".yaml") }
+
+// runScenario renders values and applies them to fresh nodes, and fails
+// the test unless every step completes with exactly peak accelerator pods.
+func runScenario(t *testing.T, sc Scenario, peak int, files []string, set ...string) *Report {
+	t.Helper()
+	objs, err := Render(sc.Name, files, set)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	sc.Objects = objs
+	rep, err := sim.Run(context.Background(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Check(peak); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d objects, %d pods, peak %d accelerator pod(s) on %d node(s), %v", sc.Apply, rep.Objects, rep.Pods, rep.Peak.Pods, rep.Peak.Nodes, rep.Took.Round(100*time.Millisecond))
+	return rep
+}
+
+func gkeNodes(profile string, n int) []NodeSpec {
+	return []NodeSpec{{Shape: profile, Count: n, Zone: "us-central1-b"}, {Shape: "cpu-gke", Count: 1, Zone: "us-central1-a"}, {Shape: "cpu-gke", Count: 1, Zone: "us-central1-b"}}
+}
+
+func eksNodes(profile string, n int) []NodeSpec {
+	return []NodeSpec{{Shape: profile, Count: n, Zone: "us-west-2d"}, {Shape: "cpu-eks", Count: 1, Zone: "us-west-2a"}, {Shape: "cpu-eks", Count: 1, Zone: "us-west-2d"}}
+}
+
+// only is a cluster of accelerator nodes and nothing else, as GPU-only
+// GKE clusters and on-premises servers are: every pod must tolerate them.
+func only(profile string, n int) []NodeSpec {
+	return []NodeSpec{{Shape: profile, Count: n, Zone: "zone-b"}}
+}
+
+// The reference scenarios, each applied in file order, in reverse, in a
+// shuffled order and wave by wave as Argo CD does, on nodes shaped as its
+// cloud makes them. Every run must complete with exactly the nodes the
+// values ask for.
+var examples = []struct {
+	name  string
+	nodes []NodeSpec
+	peak  int
+}{
+	{"s0-onprem-a100-llama2-70b-inference", only("a100-80gb-onprem", 1), 1},
+	{"s1-gke-h100-llama3-finetune-single", gkeNodes("h100-mega-80gb", 1), 1},
+	{"s1-gke-h100-llama3-finetune-multinode", gkeNodes("h100-mega-80gb", 2), 2},
+	{"s2-eks-trn1-llama2-pretrain-ray", eksNodes("trn1-32xlarge", 2), 2},
+	{"s3-mlx-fashion-mnist-pytorchjob", []NodeSpec{{Shape: "cpu", Count: 2, Zone: "zone-a"}}, 0},
+	{"s4-eks-trn1-llama2-pretrain-mpijob", eksNodes("trn1-32xlarge", 4), 4},
+}
+
+func TestExamples(t *testing.T) {
+	for i, ex := range examples {
+		for _, apply := range []string{"forward", "reverse", "shuffle:1", "argocd"} {
+			t.Run(ex.name+"/"+apply, func(t *testing.T) {
+				t.Parallel()
+				name := fmt.Sprintf("s%d-%s", i, strings.NewReplacer(":", "", "forward", "fwd", "reverse", "rev").Replace(apply))
+				runScenario(t, Scenario{Name: name, Apply: apply, Nodes: ex.nodes}, ex.peak, []string{example(ex.name)})
+			})
+		}
+	}
+}
+
+// Clusters whose only nodes are the accelerator nodes the values ask for:
+// the download, preprocessing, launcher and shell pods must land there too.
+// (S2 is not among them: its Ray head asks for 30 GiB, which a trn1 node
+// running a worker does not have left; the example says it needs an x86
+// node.)
+func TestAcceleratorNodesOnly(t *testing.T) {
+	cases := []struct {
+		name, example, profile string
+		nodes                  int
+	}{
+		{"default", "", "a100-80gb", 1},
+		{"s1-multinode", "s1-gke-h100-llama3-finetune-multinode", "h100-mega-80gb", 2},
+		{"s4", "s4-eks-trn1-llama2-pretrain-mpijob", "trn1-32xlarge", 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var files []string
+			if c.example != "" {
+				files = []string{example(c.example)}
+			}
+			runScenario(t, Scenario{Name: "only-" + c.name, Apply: "forward", Nodes: only(c.profile, c.nodes)}, c.nodes, files)
+		})
+	}
+}
+
+// Every mode with steps on shared storage, on GPUs and on Trainium: the
+// matrix's shape, two nodes where the mode can span them.
+func TestModes(t *testing.T) {
+	for _, mode := range []string{"pod", "job", "indexed-job", "pytorchjob", "mpijob", "rayjob"} {
+		for _, profile := range []string{"h100-80gb", "trn1-32xlarge"} {
+			t.Run(mode+"/"+profile, func(t *testing.T) {
+				t.Parallel()
+				nodes := 2
+				if mode == "pod" || mode == "job" {
+					nodes = 1
+				}
+				class, spec := "standard-rwx", gkeNodes(profile, nodes)
+				if profile == "trn1-32xlarge" {
+					class, spec = "fsx-sc", eksNodes(profile, nodes)
+				}
+				set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=%s,accelerator.devices=0,workload.nodes=%d,workload.type=finetune,workload.script=train.py,"+
+					"model.name=llama-2-7b,download.tokenSecret.name=hf,steps.preprocess.enabled=true,storage.storageClassName=%s,storage.accessMode=ReadWriteMany,shell.enabled=true",
+					mode, profile, nodes, class)
+				if mode == "mpijob" || mode == "rayjob" {
+					set += ",steps.precompile.enabled=" + fmt.Sprint(profile == "trn1-32xlarge")
+				}
+				runScenario(t, Scenario{Name: "mode-" + mode + "-" + profile[:4], Apply: "shuffle:7", Nodes: spec}, nodes, nil, set, "steps.preprocess.command[0]=prepare.sh")
+			})
+		}
+	}
+}
+
+// decodeFile reads objects from a testdata file.
+func decodeFile(t *testing.T, name string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// run applies a scenario and returns its report, failing the test only
+// when the scenario could not be set up.
+func run(t *testing.T, sc Scenario) *Report {
+	t.Helper()
+	rep, err := sim.Run(context.Background(), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// wantStuck requires a scenario that did not complete, for one of the
+// reasons given (races decide which), as the report shows.
+func wantStuck(t *testing.T, rep *Report, peak int, reasons ...string) {
+	t.Helper()
+	err := rep.Check(peak)
+	if err == nil {
+		t.Fatal("the scenario completed; it should not have")
+	}
+	for _, reason := range reasons {
+		if strings.Contains(err.Error(), reason) {
+			t.Logf("stuck, as it should be: %s", firstLine(err.Error(), reason))
+			return
+		}
+	}
+	t.Fatalf("the scenario failed, but not for %q:\n%v", reasons, err)
+}
+
+func firstLine(text, containing string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, containing) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// Negative controls: the simulated cluster must be able to fail.
+
+// One node fewer than the values ask for: the second rank never schedules.
+func TestOneNodeFewerStaysPending(t *testing.T) {
+	t.Parallel()
+	objs, err := Render("neg-fewer", []string{example("s1-gke-h100-llama3-finetune-multinode")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, Scenario{Name: "neg-fewer", Objects: objs, Apply: "forward", Nodes: gkeNodes("h100-mega-80gb", 1), Timeout: 20 * time.Second})
+	wantStuck(t, rep, 2, "Insufficient nvidia.com/gpu")
+}
+
+// The download Job and the GPU Job of the default example, as llmrender
+// once rendered them, on one ReadWriteOnce claim, applied in file order:
+// the GPU pod attaches the disk and waits for the weights, and the download
+// pod can never attach it.
+func TestBeforeDefaultDeadlocks(t *testing.T) {
+	t.Parallel()
+	rep := run(t, Scenario{Name: "neg-default", Objects: decodeFile(t, "before-default.yaml"), Apply: "forward", Gap: 2 * time.Second,
+		Nodes: gkeNodes("a100-80gb", 1), Timeout: 20 * time.Second})
+	wantStuck(t, rep, 1, "Multi-Attach: claim")
+}
+
+// S4 as two MPIJobs: eight trn1.32xlarge workers for a four-node example.
+func TestBeforeS4TakesTwiceTheNodes(t *testing.T) {
+	t.Parallel()
+	rep := run(t, Scenario{Name: "neg-s4", Objects: decodeFile(t, "before-s4-eks-trn1-llama2-pretrain-mpijob.yaml"), Apply: "forward", Nodes: eksNodes("trn1-32xlarge", 4), Timeout: 20 * time.Second})
+	wantStuck(t, rep, 4, "peak: 8 accelerator pod(s)")
+}
+
+// S2 as RayJobs on a shared, gang-scheduled RayCluster: KubeRay refuses them.
+func TestBeforeS2StaysInitializing(t *testing.T) {
+	t.Parallel()
+	rep := run(t, Scenario{Name: "neg-s2", Objects: decodeFile(t, "before-s2-eks-trn1-llama2-pretrain-ray.yaml"), Apply: "forward", Nodes: eksNodes("trn1-32xlarge", 2), Timeout: 30 * time.Second})
+	wantStuck(t, rep, 2, `RayJob/llm-train: jobDeploymentStatus "Initializing"`)
+}
+
+// ReadWriteMany of a block storage class (LR018 waived): the claim is
+// never provisioned and nothing starts.
+func TestReadWriteManyOfBlockStorageStaysPending(t *testing.T) {
+	t.Parallel()
+	objs, err := Render("neg-rwx", []string{example("s1-gke-h100-llama3-finetune-multinode")}, []string{"storage.storageClassName=standard-rwo,rules.waive[0]=LR018"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, Scenario{Name: "neg-rwx", Objects: objs, Apply: "forward", Nodes: gkeNodes("h100-mega-80gb", 2), Timeout: 20 * time.Second})
+	wantStuck(t, rep, 2, "PersistentVolumeClaim/llm-data: phase Pending")
+}
+
+// A completed step is reused only for the same inputs: a marker left by a
+// download of another model does not skip this one's.
+func TestMarkersNameTheirInputs(t *testing.T) {
+	markerOf := func(objs []*unstructured.Unstructured) string {
+		for _, o := range objs {
+			if m := regexp.MustCompile(`marker=(\S+\.done)`).FindStringSubmatch(fmt.Sprint(o.Object)); m != nil {
+				return strings.TrimPrefix(m[1], "/data")
+			}
+		}
+		t.Fatal("no marker in the render")
+		return ""
+	}
+	other, err := Render("x", nil, []string{"model.name=llama-2-7b,download.tokenSecret.name=hf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := Render("x", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, ours := markerOf(other), markerOf(objs)
+	if theirs == ours {
+		t.Fatalf("two models, one marker: %s", ours)
+	}
+	for _, c := range []struct {
+		name, left, want string
+	}{
+		{"other-model", theirs, "wrote /data" + ours},
+		{"same-model", ours, "skips: /data" + ours + " exists"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			rep := runScenario(t, Scenario{Name: "markers-" + c.name, Apply: "forward", Nodes: gkeNodes("a100-80gb", 1),
+				Files: map[string][]string{"llm-data": {c.left}}}, 1, nil)
+			var log []string
+			for _, e := range rep.Events {
+				log = append(log, e.What)
+			}
+			if !strings.Contains(strings.Join(log, "\n"), c.want) {
+				t.Errorf("the download did not do %q:\n%s", c.want, strings.Join(log, "\n"))
+			}
+		})
+	}
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Builds an operator's binaries from its Go module at a pinned version, for
+# the simulated cluster of the e2e suite. The module is copied from the module
+# cache to SRC (a fresh, writable copy every time: its replace directives only
+# apply when it is the main module, and some operators need the small source
+# patches below), built there, smoke-checked, and only then moved to OUTDIR,
+# so a failed build leaves no binary behind and `make` tries again.
+#
+# The patches make every listener bind 127.0.0.1 or not exist at all. Each one
+# must find its target text exactly once, or the build fails: a new version
+# cannot silently skip a patch. Patches are not a prerequisite in the
+# Makefile: after changing one, delete OUTDIR to rebuild.
+#
+# usage: hack/build-operator.sh MODULE VERSION SRC OUTDIR NAME=PACKAGE...
+#   e.g. hack/build-operator.sh volcano.sh/volcano v1.10.0 .tools/src/volcano-v1.10.0 \
+#          .tools/volcano-v1.10.0 vc-scheduler=./cmd/scheduler vc-controller-manager=./cmd/controller-manager
+set -euo pipefail
+
+fail() {
+	echo "build-operator: $*" >&2
+	exit 1
+}
+
+[[ $# -ge 5 ]] || fail "usage: $0 MODULE VERSION SRC OUTDIR NAME=PACKAGE..."
+module=$1 version=$2 src=$3 outdir=$4
+shift 4
+GO=${GO:-go}
+hack=$(cd "$(dirname "$0")" && pwd)
+
+# replace FILE OLD NEW: OLD, a literal text, must occur exactly once in FILE.
+replace() {
+	local file=$1 old=$2 new=$3 text rest
+	[[ -f $file ]] || fail "$module@$version: patch target file $file does not exist"
+	text=$(cat "$file" && echo .)
+	text=${text%.}
+	rest=${text#*"$old"}
+	[[ $rest != "$text" ]] || fail "$module@$version: patch target not found in $file: $old"
+	[[ $rest != *"$old"* ]] || fail "$module@$version: patch target found more than once in $file: $old"
+	printf '%s%s%s' "${text%%"$old"*}" "$new" "$rest" >"$file"
+	echo "patched $file"
+}
+
+# The MPI Operator serves /healthz on a hard-coded ":8080" (all interfaces, no
+# flag; a port already taken is fatal) and, with --monitoring-port, /metrics
+# on all interfaces. Both move to 127.0.0.1, the health check to a free port
+# the kernel picks, so that nothing else on the machine (another run, another
+# operator's default :8080) can make it exit.
+patch_mpi_operator() {
+	replace cmd/mpi-operator/app/server.go 'healthCheckPort = 8080' 'healthCheckPort = 0'
+	replace cmd/mpi-operator/app/server.go 'fmt.Sprintf(":%d", healthCheckPort)' 'fmt.Sprintf("127.0.0.1:%d", healthCheckPort)'
+	replace cmd/mpi-operator/main.go 'fmt.Sprintf(":%d", monitoringPort)' 'fmt.Sprintf("127.0.0.1:%d", monitoringPort)'
+}
+
+# The training-operator starts its controllers only after a certificate
+# rotator has filled a Secret that must already exist and a kubelet has
+# mounted it as files, then serves validating webhooks on :9443 (all
+# interfaces, host not configurable). Nothing calls those webhooks without a
+# ValidatingWebhookConfiguration, so: no rotator (the certificates are ready
+# at once), no webhook registered (so controller-runtime never starts the
+# webhook server), and a readiness check that no longer asks for that server
+# (asking would start it). Metrics and health probes have flags
+# (--metrics-bind-address, --health-probe-bind-address; 0 disables).
+patch_training_operator() {
+	replace pkg/cert/cert.go \
+		'func ManageCerts(mgr ctrl.Manager, cfg Config, setupFinished chan struct{}) error {' \
+		'func ManageCerts(mgr ctrl.Manager, cfg Config, setupFinished chan struct{}) error {
+	if true { // patched: no webhooks, no certificates
+		return nil
+	}'
+	replace cmd/training-operator.v1/main.go 'defer close(certsReady)' 'close(certsReady) // patched: no certificates to wait for'
+	replace cmd/training-operator.v1/main.go 'return mgr.GetWebhookServer().StartedChecker()(req)' 'return nil // patched: no webhook server'
+	replace pkg/webhooks/webhooks.go 'func scaffold(manager.Manager) error {' \
+		'// patched: register no webhook, so that no webhook server starts.
+func init() {
+	for kind := range SupportedSchemeWebhook {
+		SupportedSchemeWebhook[kind] = scaffold
+	}
+}
+
+func scaffold(manager.Manager) error {'
+}
+
+# Volcano's scheduler and controller-manager open no port unless asked
+# (--enable-metrics, --enable-healthz, with address flags). KubeRay's metrics
+# and probe addresses are flags (--metrics-addr, --health-probe-bind-address;
+# 0 disables) and its webhook needs ENABLE_WEBHOOKS=true. Neither needs a patch.
+case $module@$version in
+github.com/kubeflow/mpi-operator@v0.8.0) patch=patch_mpi_operator ;;
+github.com/kubeflow/training-operator@v1.9.2) patch=patch_training_operator ;;
+volcano.sh/volcano@v1.10.0 | github.com/ray-project/kuberay/ray-operator@v1.6.0) patch=: ;;
+*) fail "$module@$version: no patch set is known for this version; review the listeners and add one (or : for none)" ;;
+esac
+
+json=$(cd "${TMPDIR:-/tmp}" && GOFLAGS=-mod=mod "$GO" mod download -json "$module@$version") ||
+	fail "go mod download $module@$version failed: $json"
+moddir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$json")
+[[ -n $moddir && -d $moddir ]] || fail "go mod download $module@$version gave no directory: $json"
+
+rm -rf "$src"
+mkdir -p "$(dirname "$src")" "$outdir"
+cp -R "$moddir" "$src"
+chmod -R u+w "$src"
+(cd "$src" && $patch)
+
+names=() pkgs=()
+for arg in "$@"; do
+	[[ $arg == *=* ]] || fail "want NAME=PACKAGE, got $arg"
+	names+=("${arg%%=*}")
+	pkgs+=("${arg#*=}")
+done
+
+stage=$(mktemp -d "$outdir/.build.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+# One go build for all packages: they share the dependency graph. GOWORK=off
+# and -buildvcs=false because the copy lives inside this repository's tree.
+(cd "$src" && GOWORK=off "$GO" build -buildvcs=false -trimpath -ldflags "-s -w" -o "$stage/out/" "${pkgs[@]}")
+
+mkdir "$stage/bin"
+bins=()
+for i in "${!pkgs[@]}"; do
+	# go build -o DIR/ names a binary after the last element of its import path.
+	path=${pkgs[i]#./}
+	[[ $path != . ]] || path=$module
+	built=$stage/out/${path##*/}
+	[[ -f $built ]] || fail "go build did not produce $built for ${pkgs[i]}"
+	mv "$built" "$stage/bin/${names[i]}"
+	bins+=("$stage/bin/${names[i]}")
+done
+"$hack/smoke.sh" "${bins[@]}"
+for name in "${names[@]}"; do
+	mv -f "$stage/bin/$name" "$outdir/$name"
+done
