@@ -1,7 +1,7 @@
 # llmrender: see README.md. Pinned tools are built from the Go module proxy
 # into .tools/ (gitignored) once per machine.
 GO        ?= go
-TOOLS     := $(CURDIR)/.tools
+TOOLS     ?= $(CURDIR)/.tools
 HELM_VERSION      := v3.22.0
 KUSTOMIZE_VERSION := v5.8.2
 HELM      := $(TOOLS)/helm-$(HELM_VERSION)/helm
