@@ -39,7 +39,6 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	stopAPIServer()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -98,14 +98,21 @@ func (cp *ControlPlane) Get(ctx context.Context, o *unstructured.Unstructured, n
 	return ri.Get(ctx, o.GetName(), metav1.GetOptions{})
 }
 
-// DryRun sends an object as a server-side dry-run create with strict field
-// validation. A nil error means the server accepted it.
+// DryRun sends an object as a server-side dry-run apply with strict field
+// validation, as kubectl apply --server-side --dry-run=server does. A nil
+// error means the server accepted it.
 func (cp *ControlPlane) DryRun(ctx context.Context, o *unstructured.Unstructured, namespace string) error {
 	ri, err := cp.resourceFor(o, namespace)
 	if err != nil {
 		return err
 	}
-	_, err = ri.Create(ctx, o, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+	data, err := o.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	force := true
+	_, err = ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "kubectl", Force: &force,
+		DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
 	return err
 }
 

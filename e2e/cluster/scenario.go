@@ -24,12 +24,20 @@ import (
 
 // Render renders the built-in chart as `llmrender render -n NAMESPACE`.
 func Render(namespace string, files, set []string) ([]*unstructured.Unstructured, error) {
+	return RenderRequest(pipeline.Request{Sources: values.Sources{Files: files, Set: set}, Options: renderer.Options{Namespace: namespace}})
+}
+
+// RenderRequest renders the built-in chart (release llm unless named).
+func RenderRequest(req pipeline.Request) ([]*unstructured.Unstructured, error) {
 	chart, err := pipeline.BuiltinChart()
 	if err != nil {
 		return nil, err
 	}
-	res, err := pipeline.Render(pipeline.Request{Chart: chart, Sources: values.Sources{Files: files, Set: set},
-		Options: renderer.Options{ReleaseName: "llm", Namespace: namespace}})
+	req.Chart = chart
+	if req.Options.ReleaseName == "" {
+		req.Options.ReleaseName = "llm"
+	}
+	res, err := pipeline.Render(req)
 	if err != nil {
 		return nil, err
 	}

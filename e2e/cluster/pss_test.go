@@ -1,13 +1,19 @@
 //go:build e2e
 
-package e2e
+package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // documentedCapability is the one exception to the Pod Security Standards
@@ -20,46 +26,37 @@ var documentedCapability = regexp.MustCompile(`^violates PodSecurity "baseline:l
 // the matrix through the API server's real PodSecurity admission, in a
 // namespace that enforces "baseline".
 func TestPodSecurityBaseline(t *testing.T) {
-	s := serverWithCRDs(t)
 	const ns = "pss-baseline"
-	code, body, err := s.request("POST", "/api/v1/namespaces", map[string]any{
-		"apiVersion": "v1", "kind": "Namespace",
-		"metadata": map[string]any{"name": ns, "labels": map[string]any{
-			"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "latest"}}})
-	if err != nil || (code != 201 && code != 409) {
-		t.Fatalf("namespace: %d %v %s", code, err, body)
-	}
+	ensure(t, ns, map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "latest"}, nil)
 	// Cluster state the kustomize example's patch expects.
-	code, body, err = s.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", map[string]any{
-		"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": map[string]any{"name": "high-priority"}, "value": 1000})
-	if err != nil || (code != 201 && code != 409) {
-		t.Fatalf("priority class: %d %v %s", code, err, body)
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "high-priority"}, Value: 1000}
+	if _, err := sim.Client.SchedulingV1().PriorityClasses().Create(context.Background(), pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
 	}
 	seen := map[string]bool{}
 	checked, excepted := 0, map[string]int{}
 	for _, set := range everySet(t) {
+		ensure(t, ns, nil, set.objects)
 		for _, obj := range set.objects {
-			for _, spec := range podSpecs(obj) {
+			for _, spec := range podSpecs(obj.Object) {
 				data, _ := json.Marshal(spec)
 				if seen[string(data)] {
 					continue
 				}
 				seen[string(data)] = true
-				pod := map[string]any{"apiVersion": "v1", "kind": "Pod",
-					"metadata": map[string]any{"name": "pss-check", "namespace": ns}, "spec": spec}
+				pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+					"metadata": map[string]any{"name": "pss-check"}, "spec": spec}}
 				checked++
-				err := s.dryRun(pod)
+				err := sim.DryRun(context.Background(), pod, ns)
 				if err == nil {
 					continue
 				}
-				msg := strings.TrimPrefix(err.Error(), "403: ")
-				msg = strings.TrimPrefix(msg, `pods "pss-check" is forbidden: `)
+				msg := strings.TrimPrefix(err.Error(), `pods "pss-check" is forbidden: `)
 				if documentedCapability.MatchString(msg) && strings.Contains(set.label, "trn1") {
 					excepted[set.label]++
 					continue
 				}
-				meta := obj["metadata"].(map[string]any)
-				t.Errorf("%s: %v/%v: %s", set.label, obj["kind"], meta["name"], msg)
+				t.Errorf("%s: %s: %s", set.label, ID(obj), msg)
 			}
 		}
 	}
@@ -73,10 +70,10 @@ func TestPodSecurityBaseline(t *testing.T) {
 		t.Errorf("only %d pod specs: the check proves little", checked)
 	}
 	// The control: a privileged pod is rejected by the same namespace.
-	bad := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "bad", "namespace": ns},
+	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "bad"},
 		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox:1.36",
-			"securityContext": map[string]any{"privileged": true}}}}}
-	if err := s.dryRun(bad); err == nil || !strings.Contains(err.Error(), "privileged") {
+			"securityContext": map[string]any{"privileged": true}}}}}}
+	if err := sim.DryRun(context.Background(), bad, ns); err == nil || !strings.Contains(err.Error(), "privileged") {
 		t.Errorf("a privileged pod was not rejected: %v", err)
 	}
 }

@@ -1,0 +1,247 @@
+//go:build e2e
+
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/postrender"
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/rules"
+	"github.com/llmrender/llmrender/values"
+)
+
+// manifestSet is one render's objects and the namespace they go to.
+type manifestSet struct {
+	label, namespace string
+	objects          []*unstructured.Unstructured
+}
+
+// exampleSets renders every example (also in another namespace under
+// another name) and the kustomize post-render example, in-process.
+func exampleSets(t *testing.T) []manifestSet {
+	t.Helper()
+	var sets []manifestSet
+	render := func(label, namespace string, req pipeline.Request) {
+		req.Options.Namespace = namespace
+		objs, err := RenderRequest(req)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		sets = append(sets, manifestSet{label, namespace, objs})
+	}
+	examples, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(examples) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, ex := range examples {
+		render(filepath.Base(ex), "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{ex}}})
+		render(filepath.Base(ex)+" in namespace ml-team", "ml-team", pipeline.Request{Sources: values.Sources{Files: []string{ex}},
+			Options: renderer.Options{ReleaseName: "team-run"}})
+	}
+	overlay, err := postrender.Load("../../examples/kustomize/post-render")
+	if err != nil {
+		t.Fatal(err)
+	}
+	render("kustomize post-render", "dryrun", pipeline.Request{
+		Sources:    values.Sources{Files: []string{"../../examples/s1-gke-h100-llama3-finetune-single.yaml"}, Set: []string{"storage.size=200Gi"}},
+		PostRender: overlay.Apply,
+	})
+	return sets
+}
+
+// everySet is the examples and the whole model x accelerator x mode matrix.
+func everySet(t *testing.T) []manifestSet {
+	t.Helper()
+	c, err := pipeline.BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := exampleSets(t)
+	for _, mc := range matrix.Cases(c.Values["catalog"].(map[string]any)) {
+		objs, err := RenderRequest(pipeline.Request{Sources: mc.Sources(), Options: renderer.Options{Namespace: "dryrun"}})
+		var failed *rules.Failed
+		if errors.As(err, &failed) {
+			continue // refused by a rule; the matrix unit test checks refusals
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", mc, err)
+		}
+		sets = append(sets, manifestSet{mc.String(), "dryrun", objs})
+	}
+	return sets
+}
+
+// ensure creates what a cluster has before a set is applied: its
+// namespace, with the labels given, and the ServiceAccounts its pods run as
+// (the ServiceAccount admission plugin refuses pods without them, and a dry
+// run of the set never creates the set's own).
+func ensure(t *testing.T, ns string, labels map[string]string, objs []*unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := sim.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if other := o.GetNamespace(); other != "" && other != ns {
+			ensure(t, other, nil, nil)
+		}
+		walk(o.Object, func(m map[string]any) {
+			if sa, ok := m["serviceAccountName"].(string); ok {
+				_, err := sim.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+				if err != nil && !apierrors.IsAlreadyExists(err) {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestAPIServerAcceptsEverything sends every object of every render to the
+// real kube-apiserver as a strict server-side dry run.
+func TestAPIServerAcceptsEverything(t *testing.T) {
+	sets := everySet(t)
+	type job struct {
+		set manifestSet
+		obj *unstructured.Unstructured
+	}
+	jobs := make(chan job)
+	var mu sync.Mutex
+	var rejected []string
+	kinds := map[string]int{}
+	total := 0
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				err := sim.DryRun(context.Background(), j.obj, j.set.namespace)
+				mu.Lock()
+				total++
+				kinds[j.obj.GetAPIVersion()+" "+j.obj.GetKind()]++
+				if err != nil {
+					rejected = append(rejected, fmt.Sprintf("%s: %s: %v", j.set.label, ID(j.obj), err))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, set := range sets {
+		ensure(t, set.namespace, nil, set.objects)
+		for _, obj := range set.objects {
+			jobs <- job{set, obj}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	sort.Strings(rejected)
+	for i, r := range rejected {
+		if i == 50 {
+			t.Errorf("... and %d more", len(rejected)-50)
+			break
+		}
+		t.Error(r)
+	}
+	var kindList []string
+	for k, n := range kinds {
+		kindList = append(kindList, fmt.Sprintf("%s: %d", k, n))
+	}
+	sort.Strings(kindList)
+	t.Logf("dry-ran %d objects of %d kinds from %d renders; %d rejected\n  %s", total, len(kinds), len(sets), len(rejected), strings.Join(kindList, "\n  "))
+	if total < 1000 || len(kinds) < 10 {
+		t.Errorf("only %d objects of %d kinds: the suite proves little", total, len(kinds))
+	}
+}
+
+// TestAPIServerRejectsBrokenObjects: the negative controls. Real rendered
+// objects with one deliberate mistake each must be rejected, with the
+// server's reason.
+func TestAPIServerRejectsBrokenObjects(t *testing.T) {
+	byKind := map[string]*unstructured.Unstructured{}
+	for _, set := range exampleSets(t) {
+		ensure(t, set.namespace, nil, set.objects)
+		for _, obj := range set.objects {
+			if _, ok := byKind[obj.GetKind()]; !ok {
+				byKind[obj.GetKind()] = obj
+			}
+		}
+	}
+	mutate := func(kind string, change func(obj map[string]any)) *unstructured.Unstructured {
+		orig, ok := byKind[kind]
+		if !ok {
+			t.Fatalf("no %s rendered by the examples", kind)
+		}
+		obj := orig.DeepCopy()
+		change(obj.Object)
+		return obj
+	}
+	at := func(obj map[string]any, path ...string) map[string]any {
+		cur := obj
+		for _, p := range path {
+			cur = cur[p].(map[string]any)
+		}
+		return cur
+	}
+	firstContainer := func(podSpec map[string]any) map[string]any {
+		return podSpec["containers"].([]any)[0].(map[string]any)
+	}
+	cases := []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want string
+	}{
+		{"unknown field in a Job's pod template", mutate("Job", func(o map[string]any) {
+			firstContainer(at(o, "spec", "template", "spec"))["gpuCount"] = int64(8)
+		}), `.spec.template.spec.containers[name="main"].gpuCount: field not declared in schema`},
+		{"wrong type in a Job", mutate("Job", func(o map[string]any) {
+			at(o, "spec")["backoffLimit"] = "none"
+		}), "backoffLimit"},
+		{"Pod without containers", mutate("Pod", func(o map[string]any) {
+			delete(at(o, "spec"), "containers")
+		}), "spec.containers: Required value"},
+		{"PVC without a size", mutate("PersistentVolumeClaim", func(o map[string]any) {
+			delete(at(o, "spec"), "resources")
+		}), "spec.resources[storage]: Required value"},
+		{"unknown field in a RayJob's cluster", mutate("RayJob", func(o map[string]any) {
+			at(o, "spec", "rayClusterSpec")["autoscale"] = true
+		}), `.spec.rayClusterSpec.autoscale: field not declared in schema`},
+		{"wrong type in an MPIJob", mutate("MPIJob", func(o map[string]any) {
+			at(o, "spec")["slotsPerWorker"] = "one"
+		}), "slotsPerWorker"},
+		{"unknown field in a PyTorchJob's pod template", mutate("PyTorchJob", func(o map[string]any) {
+			worker := at(o, "spec", "pytorchReplicaSpecs", "Worker")
+			firstContainer(at(worker, "template", "spec"))["resource"] = map[string]any{}
+		}), `.spec.pytorchReplicaSpecs.Worker.template.spec.containers[name="pytorch"].resource: field not declared in schema`},
+		{"Queue with a wrong type", mutate("Queue", func(o map[string]any) {
+			at(o, "spec")["weight"] = "heavy"
+		}), "weight"},
+	}
+	for _, c := range cases {
+		err := sim.DryRun(context.Background(), c.obj, "dryrun")
+		if err == nil {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: rejected, but not for the planted mistake: %v (want %q)", c.name, err, c.want)
+			continue
+		}
+		t.Logf("%s: rejected: %v", c.name, err)
+	}
+}
