@@ -19,12 +19,12 @@ type program []statement
 type statementKind int
 
 const (
-	work    statementKind = iota // a command that finishes by itself
-	gang                         // distributed work: needs every rank running
-	server                       // runs until the pod is deleted
-	wait                         // until [ -f PATH ]
-	guard                        // if [ -f "$marker" ] ...; exit 0: skip the rest of the (sub)shell
-	write                        // mv "$marker.tmp" "$marker": the step is done
+	work   statementKind = iota // a command that finishes by itself
+	gang                        // distributed work: needs every rank running
+	server                      // runs until the pod is deleted
+	wait                        // until [ -f PATH ]
+	guard                       // if [ -f "$marker" ] ...; exit 0: skip the rest of the (sub)shell
+	write                       // mv "$marker.tmp" "$marker": the step is done
 	subshellStart
 	subshellEnd
 )

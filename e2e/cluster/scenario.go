@@ -57,7 +57,7 @@ type Scenario struct {
 	// (one object after the other, as kubectl apply -f does in file order
 	// or in the other), "shuffle:SEED", or "argocd" (wave by wave, each
 	// waiting for the one before to be healthy by Argo CD's own rules).
-	Apply   string
+	Apply string
 	// Gap is a pause between two objects of an apply, so that the first
 	// one's pods are placed before the next arrives.
 	Gap     time.Duration
@@ -422,4 +422,3 @@ func walk(v any, fn func(map[string]any)) {
 		}
 	}
 }
-
