@@ -14,7 +14,8 @@ KUBE_APISERVER := $(K8S_TOOLS)/kube-apiserver
 ETCD        := $(K8S_TOOLS)/etcd
 KUBE_SCHEDULER          := $(K8S_TOOLS)/kube-scheduler
 KUBE_CONTROLLER_MANAGER := $(K8S_TOOLS)/kube-controller-manager
-K8S_BINS    := $(KUBE_APISERVER) $(ETCD) $(KUBE_SCHEDULER) $(KUBE_CONTROLLER_MANAGER)
+KUBECTL     := $(K8S_TOOLS)/kubectl
+K8S_BINS    := $(KUBE_APISERVER) $(ETCD) $(KUBE_SCHEDULER) $(KUBE_CONTROLLER_MANAGER) $(KUBECTL)
 K8S_LDFLAGS := -s -w -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=36
 # The rest of a simulated cluster: kwok (fake kubelets) and the operators the
@@ -68,6 +69,7 @@ unit:
 E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) \
 	LLMRENDER_KUBE_APISERVER=$(KUBE_APISERVER) LLMRENDER_ETCD=$(ETCD) \
 	LLMRENDER_KUBE_SCHEDULER=$(KUBE_SCHEDULER) LLMRENDER_KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
+	LLMRENDER_KUBECTL=$(KUBECTL) \
 	LLMRENDER_KWOK=$(KWOK) LLMRENDER_MPI_OPERATOR=$(MPI_OPERATOR) \
 	LLMRENDER_TRAINING_OPERATOR=$(TRAINING_OPERATOR) LLMRENDER_KUBERAY=$(KUBERAY) \
 	LLMRENDER_VOLCANO_SCHEDULER=$(VOLCANO_SCHEDULER) \
@@ -108,11 +110,11 @@ $(KUSTOMIZE):
 	@mkdir -p $(dir $@)
 	GOBIN=$(dir $@) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
-# All four binaries in one go build: they share most of the dependency graph.
+# All five binaries in one go build: they share most of the dependency graph.
 $(K8S_BINS) &: hack/tools/go.mod hack/tools/go.sum $(patsubst $(K8S_TOOLS)/%,hack/tools/%/main.go,$(K8S_BINS))
 	@mkdir -p $(K8S_TOOLS)
 	cd hack/tools && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_TOOLS)/ \
-		./kube-apiserver ./etcd ./kube-scheduler ./kube-controller-manager
+		./kube-apiserver ./etcd ./kube-scheduler ./kube-controller-manager ./kubectl
 	hack/smoke.sh $(K8S_BINS) || { rm -f $(K8S_BINS); exit 1; }
 
 $(KWOK):

@@ -20,6 +20,7 @@ import (
 type Cluster struct {
 	*ControlPlane
 	Runtime *Runtime
+	kubectl string
 	cancel  context.CancelFunc
 }
 
@@ -33,7 +34,7 @@ func Start(t Tools) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{ControlPlane: cp}
+	c := &Cluster{ControlPlane: cp, kubectl: t.Kubectl}
 	if err := c.start(t); err != nil {
 		c.Stop()
 		return nil, err

@@ -28,6 +28,7 @@ import (
 // Tools are the binaries a cluster runs, built by the Makefile into .tools/.
 type Tools struct {
 	Etcd, APIServer, Scheduler, ControllerManager string
+	Kubectl                                       string
 	Kwok                                          string
 	KubeRay, TrainingOperator, MPIOperator        string
 	VolcanoScheduler                              string
@@ -43,6 +44,7 @@ func ToolsFromEnv() (Tools, error) {
 		"LLMRENDER_KUBE_APISERVER":          &t.APIServer,
 		"LLMRENDER_KUBE_SCHEDULER":          &t.Scheduler,
 		"LLMRENDER_KUBE_CONTROLLER_MANAGER": &t.ControllerManager,
+		"LLMRENDER_KUBECTL":                 &t.Kubectl,
 		"LLMRENDER_KWOK":                    &t.Kwok,
 		"LLMRENDER_KUBERAY":                 &t.KubeRay,
 		"LLMRENDER_TRAINING_OPERATOR":       &t.TrainingOperator,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
@@ -53,10 +55,11 @@ type Scenario struct {
 	Name    string // also its namespace
 	Objects []*unstructured.Unstructured
 	Nodes   []NodeSpec
-	// Apply is how the set reaches the cluster: "forward" and "reverse"
-	// (one object after the other, as kubectl apply -f does in file order
-	// or in the other), "shuffle:SEED", or "argocd" (wave by wave, each
-	// waiting for the one before to be healthy by Argo CD's own rules).
+	// Apply is how the set reaches the cluster: "kubectl" (kubectl apply
+	// -f of the whole set, run again until it succeeds), "forward" and
+	// "reverse" (server-side applies one after the other, in file order or
+	// the other), "shuffle:SEED", or "argocd" (wave by wave, each waiting
+	// for the one before to be healthy by Argo CD's own rules).
 	Apply string
 	// Gap is a pause between two objects of an apply, so that the first
 	// one's pods are placed before the next arrives.
@@ -105,9 +108,12 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	rep := &Report{Objects: len(sc.Objects)}
-	if sc.Apply == "argocd" {
+	switch sc.Apply {
+	case "argocd":
 		rep.ApplyErrors = c.applyWaves(ctx, ns, sc.Objects)
-	} else {
+	case "kubectl":
+		rep.ApplyErrors = c.kubectlApply(ctx, ns, sc.Objects)
+	default:
 		rep.ApplyErrors = c.applyAll(ctx, ns, ordered(sc.Objects, sc.Apply), sc.Gap)
 	}
 	for ctx.Err() == nil {
@@ -202,6 +208,33 @@ func ordered(objs []*unstructured.Unstructured, how string) []*unstructured.Unst
 		rand.New(rand.NewSource(int64(seed))).Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	}
 	return out
+}
+
+// kubectlApply runs kubectl apply -f with the whole set in one file, in
+// the order llmrender wrote it, again after a second while it fails (an
+// object the server refuses for now, e.g. a Pod whose ServiceAccount the
+// same apply creates), as a user or a CI job would.
+func (c *Cluster) kubectlApply(ctx context.Context, ns string, objs []*unstructured.Unstructured) []string {
+	var stream bytes.Buffer
+	for _, o := range objs {
+		data, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		stream.WriteString("---\n")
+		stream.Write(data)
+	}
+	var out []byte
+	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
+		cmd := exec.CommandContext(ctx, c.kubectl, "--kubeconfig", c.Kubeconfig, "apply", "-n", ns, "-f", "-")
+		cmd.Stdin = bytes.NewReader(stream.Bytes())
+		var err error
+		if out, err = cmd.CombinedOutput(); err == nil {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return []string{"kubectl apply: " + string(out)}
 }
 
 // applyAll applies every object, one after the other. An object the server

@@ -83,6 +83,7 @@ var examples = []struct {
 	nodes []NodeSpec
 	peak  int
 }{
+	{"", gkeNodes("a100-80gb", 1), 1}, // the chart's defaults: `make render`
 	{"s0-onprem-a100-llama2-70b-inference", only("a100-80gb-onprem", 1), 1},
 	{"s1-gke-h100-llama3-finetune-single", gkeNodes("h100-mega-80gb", 1), 1},
 	{"s1-gke-h100-llama3-finetune-multinode", gkeNodes("h100-mega-80gb", 2), 2},
@@ -93,11 +94,16 @@ var examples = []struct {
 
 func TestExamples(t *testing.T) {
 	for i, ex := range examples {
-		for _, apply := range []string{"forward", "reverse", "shuffle:1", "argocd"} {
-			t.Run(ex.name+"/"+apply, func(t *testing.T) {
+		var files []string
+		label := "default"
+		if ex.name != "" {
+			files, label = []string{example(ex.name)}, ex.name
+		}
+		for _, apply := range []string{"kubectl", "reverse", "shuffle:1", "argocd"} {
+			t.Run(label+"/"+apply, func(t *testing.T) {
 				t.Parallel()
-				name := fmt.Sprintf("s%d-%s", i, strings.NewReplacer(":", "", "forward", "fwd", "reverse", "rev").Replace(apply))
-				runScenario(t, Scenario{Name: name, Apply: apply, Nodes: ex.nodes}, ex.peak, []string{example(ex.name)})
+				name := fmt.Sprintf("ex%d-%s", i, strings.NewReplacer(":", "", "kubectl", "kctl", "reverse", "rev").Replace(apply))
+				runScenario(t, Scenario{Name: name, Apply: apply, Nodes: ex.nodes}, ex.peak, files)
 			})
 		}
 	}
@@ -124,7 +130,7 @@ func TestAcceleratorNodesOnly(t *testing.T) {
 			if c.example != "" {
 				files = []string{example(c.example)}
 			}
-			runScenario(t, Scenario{Name: "only-" + c.name, Apply: "forward", Nodes: only(c.profile, c.nodes)}, c.nodes, files)
+			runScenario(t, Scenario{Name: "only-" + c.name, Apply: "kubectl", Nodes: only(c.profile, c.nodes)}, c.nodes, files)
 		})
 	}
 }
