@@ -3,8 +3,12 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/values"
 
 	"github.com/llmrender/llmrender/internal/matrix"
 	"github.com/llmrender/llmrender/rules"
@@ -116,5 +120,46 @@ func checkDependsOn(t *testing.T, set string, objs []rules.Object) {
 				t.Errorf("%s: %v/%v depends on %s, which is not rendered", set, o.Doc["kind"], o.Doc["metadata"].(map[string]any)["name"], ref)
 			}
 		}
+	}
+}
+
+// The built-in chart reads no value it does not have: every example and the
+// whole matrix render under --strict (a missing key is an error) to the same
+// objects as without it.
+func TestStrictRendersTheSame(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []values.Sources
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	sources = append(sources, values.Sources{})
+	for _, ex := range examples {
+		sources = append(sources, values.Sources{Files: []string{ex}})
+	}
+	for _, mc := range matrix.Cases(c.Values["catalog"].(map[string]any)) {
+		sources = append(sources, mc.Sources())
+	}
+	rendered := 0
+	for _, src := range sources {
+		loose, err := Render(Request{Chart: c, Sources: src})
+		if err != nil {
+			continue // refused by a rule, with or without --strict
+		}
+		strict, err := Render(Request{Chart: c, Sources: src, Options: renderer.Options{Strict: true}})
+		if err != nil {
+			t.Errorf("%v: --strict: %v", src, err)
+			continue
+		}
+		var a, b strings.Builder
+		renderer.WriteStream(&a, loose.Objects)
+		renderer.WriteStream(&b, strict.Objects)
+		if a.String() != b.String() {
+			t.Errorf("%v: --strict renders something else", src)
+		}
+		rendered++
+	}
+	if rendered < len(sources)/2 {
+		t.Errorf("only %d of %d renders compared", rendered, len(sources))
 	}
 }

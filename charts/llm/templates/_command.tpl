@@ -35,7 +35,7 @@ that one runs elsewhere, or an empty dict), work (shell lines), markerDir.
 set -eu
 marker={{ include "llm.sh.quote" .step.marker }}
 if [ -f "$marker" ]; then echo {{ include "llm.sh.quote" (printf "%s: already done for these inputs" .step.name) }}; exit 0; fi
-{{- with .wait.marker }}
+{{- with get .wait "marker" }}
 {{ include "llm.sh.waitFor" $.wait }}
 {{- end }}
 {{ .work }}
@@ -111,7 +111,7 @@ PyTorchJob operator injects.
 {{- else -}}
 - torchrun
 {{- /* One process per GPU, or per NeuronCore on Trainium. */}}
-{{- if eq (toString .pet) "elastic" }}
+{{- if eq (get . "pet") "elastic" }}
 - --nnodes=$(PET_NNODES)
 - --nproc_per_node={{ int $c.procsPerNode }}
 - --rdzv_id=$(PET_RDZV_ID)
@@ -123,7 +123,7 @@ PyTorchJob operator injects.
 {{- if gt (int $c.nodes) 1 }}
 - --node_rank={{ .rank }}
 - --master_addr={{ .master }}
-- --master_port={{ .port | default "29500" }}
+- --master_port={{ get . "port" | default "29500" }}
 {{- end }}
 {{- end }}
 - {{ $v.workload.script | quote }}

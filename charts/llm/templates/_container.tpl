@@ -9,7 +9,7 @@ fields as YAML, optional).
 - name: {{ .name }}
   image: {{ $v.workload.image | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
-  {{- with .command }}
+  {{- with get . "command" }}
   command:
     {{- . | nindent 4 }}
   {{- end }}
@@ -18,7 +18,7 @@ fields as YAML, optional).
   {{- end }}
   env:
     {{- include "llm.env" . | nindent 4 }}
-    {{- with .extraEnv }}
+    {{- with get . "extraEnv" }}
     {{- . | nindent 4 }}
     {{- end }}
   resources:
@@ -33,7 +33,7 @@ fields as YAML, optional).
     {{- with $v.workload.extraVolumeMounts }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
-  {{- with .extra }}
+  {{- with get . "extra" }}
   {{- . | nindent 2 }}
   {{- end }}
 {{- end -}}
@@ -125,7 +125,7 @@ again. Inputs (dict): root, ctx, step (an entry of ctx.steps).
 {{- $c := .ctx -}}
 {{- $devices := dict -}}
 {{- if $c.acc.resource }}{{ $_ := set $devices $c.acc.resource (int $c.devices) }}{{ end -}}
-{{- range $k, $n := $c.acc.extraResources }}{{ $_ := set $devices $k (int $n) }}{{ end -}}
+{{- range $k, $n := get $c.acc "extraResources" | default dict }}{{ $_ := set $devices $k (int $n) }}{{ end -}}
 requests:
   cpu: {{ $c.cpu | quote }}
   memory: {{ $c.memory | quote }}
@@ -142,7 +142,7 @@ limits:
 {{/* llm.securityContext: baseline, plus the capabilities the profile needs. Inputs (dict): ctx. */}}
 {{- define "llm.securityContext" -}}
 allowPrivilegeEscalation: false
-{{- with .ctx.acc.capabilities }}
+{{- with get .ctx.acc "capabilities" }}
 capabilities:
   add:
     {{- toYaml . | nindent 4 }}
@@ -154,10 +154,10 @@ capabilities:
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 - name: MODEL_ID
-  value: {{ $c.model.hfRepo | default $v.model.name | quote }}
+  value: {{ get $c.model "hfRepo" | default $v.model.name | quote }}
 - name: MODEL_DIR
   value: {{ $c.modelDir | quote }}
-{{- with $c.model.dataset }}
+{{- with get $c.model "dataset" }}
 - name: DATASET
   value: {{ . | quote }}
 {{- end }}
@@ -176,7 +176,7 @@ capabilities:
 - name: NEURON_COMPILE_CACHE_URL
   value: {{ printf "%s/neuron_cache" $v.storage.mountPath | quote }}
 {{- end }}
-{{- with $c.acc.env }}
+{{- with get $c.acc "env" }}
 {{ toYaml . }}
 {{- end }}
 {{- with $v.workload.env }}

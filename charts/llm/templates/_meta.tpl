@@ -23,13 +23,13 @@ name: {{ .name }}
 labels:
   {{- include "llm.labels" $root | nindent 2 }}
   app.kubernetes.io/component: {{ .component | quote }}
-  {{- with .extraLabels }}
+  {{- with get . "extraLabels" }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
 {{- $ann := dict -}}
 {{- range $k, $val := $root.Values.workload.annotations }}{{ $_ := set $ann $k $val }}{{ end -}}
-{{- range $k, $val := .annotations }}{{ $_ := set $ann $k $val }}{{ end -}}
-{{- with .order -}}
+{{- range $k, $val := get . "annotations" | default dict }}{{ $_ := set $ann $k $val }}{{ end -}}
+{{- with get . "order" -}}
 {{- $_ := set $ann "argocd.argoproj.io/sync-wave" (printf "%d" (int .wave)) -}}
 {{- with .dependsOn }}{{ $_ := set $ann "config.kubernetes.io/depends-on" (join "," .) }}{{ end -}}
 {{- range $k, $val := .annotations }}{{ $_ := set $ann $k $val }}{{ end -}}
@@ -46,7 +46,7 @@ llm.ref: a depends-on reference (kpt and Config Sync format) to an object of
 this release. Inputs (dict): root, group ("" for the core group), kind, name.
 */}}
 {{- define "llm.ref" -}}
-{{- printf "%s/namespaces/%s/%s/%s" (.group | default "") .root.Release.Namespace .kind .name -}}
+{{- printf "%s/namespaces/%s/%s/%s" (get . "group") .root.Release.Namespace .kind .name -}}
 {{- end -}}
 
 {{/*

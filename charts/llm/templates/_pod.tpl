@@ -42,11 +42,11 @@ spec:
 
 {{/* llm.pod.labels: labels a pod adds to the release's (same inputs). */}}
 {{- define "llm.pod.labels" -}}
-{{- with .role }}
+{{- with get . "role" }}
 llmrender.dev/role: {{ . | quote }}
 {{- end }}
 {{- with .root.Values.kueue.queueName }}
-{{- if $.accelerator }}
+{{- if get $ "accelerator" }}
 kueue.x-k8s.io/queue-name: {{ . | quote }}
 {{- end }}
 {{- end }}
@@ -57,10 +57,10 @@ kueue.x-k8s.io/queue-name: {{ . | quote }}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $c := .ctx -}}
-{{- with .restartPolicy }}
+{{- with get . "restartPolicy" }}
 restartPolicy: {{ . }}
 {{- end }}
-{{- with .subdomain }}
+{{- with get . "subdomain" }}
 subdomain: {{ . }}
 {{- end }}
 {{- with $c.serviceAccount }}
@@ -72,8 +72,8 @@ imagePullSecrets:
   - name: {{ . | quote }}
   {{- end }}
 {{- end }}
-{{- $selector := .nodeSelector }}
-{{- if or .accelerator (and .colocate $c.singleNode) }}{{ $selector = $c.acc.nodeSelector }}{{ end }}
+{{- $selector := get . "nodeSelector" }}
+{{- if or (get . "accelerator") (and (get . "colocate") $c.singleNode) }}{{ $selector = $c.acc.nodeSelector }}{{ end }}
 {{- with $selector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
@@ -84,19 +84,19 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .initContainers }}
+{{- with get . "initContainers" }}
 initContainers:
   {{- . | nindent 2 }}
 {{- end }}
 containers:
   {{- .containers | nindent 2 }}
 volumes:
-  {{- if ne (toString .data) "false" }}
+  {{- if ne (toString (get . "data")) "false" }}
   - name: data
     persistentVolumeClaim:
       claimName: {{ $c.claimName }}
   {{- end }}
-  {{- if .accelerator }}
+  {{- if get . "accelerator" }}
   - name: dshm
     emptyDir:
       medium: Memory
@@ -129,7 +129,7 @@ kind: Job
 metadata:
   {{- $meta | nindent 2 }}
 spec:
-  {{- with .job }}
+  {{- with get . "job" }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
   ttlSecondsAfterFinished: {{ int $root.Values.workload.ttlSecondsAfterFinished }}
