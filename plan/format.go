@@ -103,7 +103,7 @@ func Markdown(w io.Writer, p *Plan) {
 
 func computeLine(c Compute) string {
 	if c.Resource == "" {
-		return fmt.Sprintf("%d node(s), no accelerator; %d process(es)", c.Nodes, c.WorldSize)
+		return fmt.Sprintf("%s, no accelerator; %s", plural(c.Nodes, "node"), plural(c.WorldSize, "process"))
 	}
 	s := fmt.Sprintf("%d node(s) x %d %s = %d device(s); world size %d", c.Nodes, c.DevicesPerNode, c.Resource, c.Devices, c.WorldSize)
 	if c.WorldSize != c.Devices {
@@ -209,3 +209,14 @@ func mermaidID(s string) string { return "s_" + nonID().ReplaceAllString(s, "_")
 
 // mermaidText escapes what would end a quoted Mermaid label.
 func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }
+
+// plural writes a count with its noun, in the singular for one.
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

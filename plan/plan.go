@@ -199,10 +199,11 @@ func steps(objs []rules.Object) []Step {
 	byName := map[string]*Step{}
 	componentOf := map[string]string{} // Kind/name -> component
 	var order []string
+	hasWave := map[string]bool{} // a step's wave comes from its objects' lowest
 	add := func(name string) *Step {
 		s, ok := byName[name]
 		if !ok {
-			s = &Step{Name: name, Wave: -1}
+			s = &Step{Name: name}
 			byName[name] = s
 			order = append(order, name)
 		}
@@ -217,8 +218,8 @@ func steps(objs []rules.Object) []Step {
 		componentOf[id] = comp
 		s := add(comp)
 		s.Objects = append(s.Objects, id)
-		if w, err := strconv.Atoi(fmt.Sprint(meta(o, "annotations")["argocd.argoproj.io/sync-wave"])); err == nil && (s.Wave < 0 || w < s.Wave) {
-			s.Wave = w
+		if w, err := strconv.Atoi(fmt.Sprint(meta(o, "annotations")["argocd.argoproj.io/sync-wave"])); err == nil && (!hasWave[comp] || w < s.Wave) {
+			s.Wave, hasWave[comp] = w, true
 		}
 		for _, pc := range rules.Compute(o) {
 			if pc.Devices > 0 {
@@ -259,9 +260,6 @@ func steps(objs []rules.Object) []Step {
 	out := make([]Step, 0, len(order))
 	for _, n := range order {
 		s := byName[n]
-		if s.Wave < 0 {
-			s.Wave = 0
-		}
 		sort.Strings(s.After)
 		out = append(out, *s)
 	}

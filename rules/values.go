@@ -424,6 +424,11 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
 			"mode %s has no precompile step (rayjob and mpijob have one); disable steps.precompile or change the mode", w.Mode)))
 	}
+	if w.Type == "inference" && w.Nodes > 1 && str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
+		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
+			"the built-in inference program is one process on one node: with workload.nodes %d it would start %d copies that each answer the prompt alone; use one node with enough devices, or give workload.script a program that runs across nodes (torchrun starts it on every node)",
+			w.Nodes, w.Nodes)))
+	}
 	if boolean(w.V, "steps", "preprocess", "enabled") && len(list(w.V, "steps", "preprocess", "command")) == 0 {
 		out = append(out, at(pos, "LR014", Error, "/steps/preprocess/command", "steps.preprocess is enabled but has no command"))
 	}

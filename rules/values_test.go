@@ -62,6 +62,8 @@ func TestValuesRules(t *testing.T) {
 		{"LR013 storage too small", "storage:\n  size: 1Gi\n", "error LR013: v.yaml:2:9: /storage/size: 1Gi holds less than the 2.2 GB checkpoint"},
 		{"LR014 job with nodes", "workload:\n  nodes: 2\n  script: t.py\n", "error LR014: v.yaml:2:10: /workload/nodes: mode job runs one pod, but workload.nodes is 2"},
 		{"LR014 precompile in a mode without it", "steps:\n  precompile:\n    enabled: true\n", "error LR014: v.yaml:3:14: /steps/precompile/enabled: mode job has no precompile step"},
+		{"LR014 built-in inference on several nodes", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\nstorage:\n  storageClassName: standard-rwx\n", "error LR014: v.yaml:4:10: /workload/nodes: the built-in inference program is one process on one node"},
+		{"LR014 inference script on several nodes", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: serve.py\nstorage:\n  storageClassName: standard-rwx\n", ""},
 		{"LR015 training without script", "workload:\n  type: finetune\n", "error LR015"},
 	}
 	for _, c := range cases {

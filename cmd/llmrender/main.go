@@ -99,6 +99,14 @@ func run(env *environment, args []string) int {
 	}
 }
 
+func commandNames() string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
 func printOverview(w io.Writer) {
 	fmt.Fprintln(w, "Usage: llmrender [command] [flags]")
 	fmt.Fprintln(w, "\nCommands:")
@@ -121,12 +129,16 @@ func runHelp(env *environment, args []string) error {
 		}
 		return nil
 	}
+	if args[0] == "help" {
+		printOverview(env.stdout)
+		return nil
+	}
 	for _, c := range commands() {
-		if c.name == args[0] && c.name != "help" {
+		if c.name == args[0] {
 			return c.run(env, []string{"--help"})
 		}
 	}
-	return usagef("no help for unknown command %q", args[0])
+	return usagef("no help for unknown command %q (commands: %s, and rules)", args[0], commandNames())
 }
 
 // newFlagSet makes a flag set whose usage goes to stdout when asked for with
@@ -136,16 +148,19 @@ func newFlagSet(env *environment, name, synopsis string) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, "Usage: llmrender %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		fmt.Fprintf(env.stdout, "Usage: llmrender %s\n", synopsis)
+		if flags := fs.FlagUsages(); flags != "" {
+			fmt.Fprintf(env.stdout, "\nFlags:\n%s", flags)
+		}
 	}
 	return fs
 }
 
-// parseFlags parses and turns pflag's errors into usage errors.
+// parseFlags parses and turns pflag's errors into usage errors. On -h or
+// --help pflag has printed the usage itself.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fs.Usage()
 			return err
 		}
 		return usagef("%v", err)
