@@ -148,6 +148,8 @@ type Result struct {
 }
 
 // Values merges and validates the request's values without rendering.
+// When the schema refuses some of them, the merged values come back with
+// the violations.
 func Values(req Request) (map[string]any, *values.Positions, error) {
 	user, userPos, err := req.Sources.Load(req.Stdin)
 	if err != nil {
@@ -170,7 +172,7 @@ func Values(req Request) (map[string]any, *values.Positions, error) {
 	}
 	if s != nil {
 		if vs := s.Validate(merged, pos); vs != nil {
-			return nil, nil, vs
+			return merged, pos, vs
 		}
 	}
 	return merged, pos, nil
@@ -194,9 +196,15 @@ func (c *Chart) hasDomainRules() bool {
 }
 
 // Render merges, validates, checks the rules and renders. Rule errors stop
-// it; warnings come back in the result.
+// it; warnings come back in the result. When the schema refuses some
+// values, the values rules still run on the rest, and the error is a
+// *Problems with both.
 func Render(req Request) (*Result, error) {
 	vals, pos, err := Values(req)
+	var vs schema.Violations
+	if errors.As(err, &vs) && req.Chart.hasDomainRules() {
+		return nil, checkRefused(req.Chart, vals, pos, vs)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +246,23 @@ func Render(req Request) (*Result, error) {
 		return nil, &rules.Failed{Findings: failed}
 	}
 	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived}, nil
+}
+
+// checkRefused runs the values rules over values the schema refused in
+// part, and reports their errors with the schema's violations.
+func checkRefused(c *Chart, merged map[string]any, pos *values.Positions, vs schema.Violations) error {
+	vals := withoutRefused(merged, c.Values, vs)
+	p := &Problems{Schema: vs}
+	kept, _ := rules.Apply(rules.Only(rules.CheckValues(vals, pos), rules.Error), rules.Waivers(vals))
+	for _, f := range kept {
+		if !refusedUnder(f.Field, vs) {
+			p.Rules = append(p.Rules, f)
+		}
+	}
+	if len(p.Rules) == 0 {
+		return vs
+	}
+	return p
 }
 
 // Decode turns rendered objects into plain trees for the manifest rules.

@@ -275,8 +275,9 @@ func errorResults(err error, cfg *Config) []result {
 	var vs schema.Violations
 	var failed *rules.Failed
 	var ce *ConfigError
-	switch {
-	case errors.As(err, &vs):
+	// Schema violations and rule findings can come together (a
+	// *pipeline.Problems unwraps to both): report each.
+	if errors.As(err, &vs) {
 		for _, v := range vs {
 			r := result{Message: v.Error(), Severity: "error", ResourceRef: ref, Field: &field{Path: specPath(v.Pointer)}}
 			if v.Known && v.Where.Line > 0 {
@@ -284,10 +285,14 @@ func errorResults(err error, cfg *Config) []result {
 			}
 			rs = append(rs, r)
 		}
-	case errors.As(err, &failed):
+	}
+	if errors.As(err, &failed) {
 		for _, f := range failed.Findings {
 			rs = append(rs, findingResult(f, cfg))
 		}
+	}
+	switch {
+	case rs != nil:
 	case errors.As(err, &ce):
 		r := result{Message: ce.Error(), Severity: "error", ResourceRef: ref}
 		if ce.Field != "" {

@@ -29,8 +29,7 @@ type Workload struct {
 // NewWorkload reads the selections. It returns nil (and LR011 findings) when
 // the model or accelerator is not in the catalog.
 func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding) {
-	w := &Workload{V: v, ModelName: str(v, "model", "name"), Profile: str(v, "accelerator", "profile"),
-		Mode: str(v, "orchestration", "mode"), Type: str(v, "workload", "type"), Nodes: integer(v, "workload", "nodes")}
+	w := partialWorkload(v)
 	var fs []Finding
 	w.Model = mapAt(v, "catalog", "models", w.ModelName)
 	if w.Model == nil {
@@ -43,12 +42,8 @@ func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding)
 	if fs != nil {
 		return nil, fs
 	}
-	w.Devices = integer(v, "accelerator", "devices")
 	if w.Devices <= 0 {
 		w.Devices = integer(w.Acc, "devicesPerNode")
-	}
-	if w.Nodes < 1 {
-		w.Nodes = 1
 	}
 	return w, nil
 }
@@ -77,17 +72,28 @@ func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Findi
 func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(v, pos)
 	fs = append(fs, unknownWaivers(v, pos)...)
-	if w == nil {
-		sortFindings(fs)
-		return fs
-	}
-	for _, rule := range []func(*Workload, *values.Positions) []Finding{
+	rulesToRun := []func(*Workload, *values.Positions) []Finding{
 		metaModelParallel, sharedStorage, storageClassModes, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode,
-	} {
+	}
+	if w == nil {
+		// The model or the profile is unknown (LR011): the rules that do
+		// not need them still run, so one report says everything.
+		w = partialWorkload(v)
+		rulesToRun = []func(*Workload, *values.Positions) []Finding{sharedStorage, storageClassModes, modeShape, trainingProgram}
+	}
+	for _, rule := range rulesToRun {
 		fs = append(fs, rule(w, pos)...)
 	}
 	sortFindings(fs)
 	return fs
+}
+
+// partialWorkload is a Workload without its catalog entries.
+func partialWorkload(v map[string]any) *Workload {
+	w := &Workload{V: v, ModelName: str(v, "model", "name"), Profile: str(v, "accelerator", "profile"),
+		Mode: str(v, "orchestration", "mode"), Type: str(v, "workload", "type"), Nodes: max(1, integer(v, "workload", "nodes")),
+		Devices: integer(v, "accelerator", "devices")}
+	return w
 }
 
 // LR001: Meta checkpoints are sharded for a fixed number of processes.

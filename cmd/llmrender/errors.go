@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 )
@@ -16,6 +17,10 @@ func formatError(err error) string {
 	var fe fnError
 	if errors.As(err, &fe) {
 		return "llmrender fn: " + formatError(fe.err)
+	}
+	var problems *pipeline.Problems
+	if errors.As(err, &problems) {
+		return errorList(fmt.Sprintf("the values have %d problems (schema: %d, rules: %d)", len(problems.Schema)+len(problems.Rules), len(problems.Schema), len(problems.Rules)), problems.Lines())
 	}
 	var vs schema.Violations
 	if errors.As(err, &vs) {
