@@ -127,6 +127,10 @@ type Request struct {
 	Layers  []Layer   // applied over Sources, in order (a function config's spec)
 	Stdin   io.Reader // for "-f -"
 	Options renderer.Options
+	// WriteNamespace writes the release namespace into metadata.namespace
+	// of every namespaced object (Helm writes none; charts that want one
+	// write it themselves).
+	WriteNamespace bool
 	// PostRender, when set, transforms the rendered objects (a kustomize
 	// overlay) before the manifest rules check them.
 	PostRender func([]*renderer.Object) ([]*renderer.Object, error)
@@ -226,6 +230,13 @@ func Render(req Request) (*Result, error) {
 	objs, err := renderer.Manifests(rendered)
 	if err != nil {
 		return nil, err
+	}
+	if req.WriteNamespace {
+		ns := req.Options.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		renderer.SetNamespaces(objs, ns)
 	}
 	if req.PostRender != nil {
 		if objs, err = req.PostRender(objs); err != nil {

@@ -17,10 +17,11 @@ const DefaultReleaseName = "llm"
 
 // valueFlags are the flags shared by every command that reads values.
 type valueFlags struct {
-	sources    values.Sources
-	chartDir   string
-	options    renderer.Options
-	postRender string // a kustomization directory, for the commands that offer --post-render
+	sources        values.Sources
+	chartDir       string
+	options        renderer.Options
+	writeNamespace bool
+	postRender     string // a kustomization directory, for the commands that offer --post-render
 }
 
 func (v *valueFlags) register(fs *pflag.FlagSet) {
@@ -31,7 +32,8 @@ func (v *valueFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&v.sources.SetFile, "set-file", nil, "set a value to a file's contents: key=path (repeatable)")
 	fs.StringVar(&v.chartDir, "chart", "", "chart directory (default: the built-in chart)")
 	fs.StringVar(&v.options.ReleaseName, "name", DefaultReleaseName, "release name, used to name the objects")
-	fs.StringVarP(&v.options.Namespace, "namespace", "n", "default", ".Release.Namespace")
+	fs.StringVarP(&v.options.Namespace, "namespace", "n", "default", ".Release.Namespace (objects name no namespace unless --write-namespace)")
+	fs.BoolVar(&v.writeNamespace, "write-namespace", false, "write the namespace into every namespaced object's metadata.namespace")
 	fs.StringVar(&v.options.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
 	fs.StringArrayVarP(&v.options.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&v.options.Strict, "strict", false, "fail on a template's reference to a missing value")
@@ -57,7 +59,7 @@ func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Requ
 	if err != nil {
 		return pipeline.Request{}, err
 	}
-	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options}
+	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options, WriteNamespace: v.writeNamespace}
 	if v.postRender != "" {
 		overlay, err := postrender.Load(v.postRender)
 		if err != nil {
