@@ -21,7 +21,10 @@ func TestSetNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"kind: Job\nmetadata:\n  name: j\n  namespace: ml\n  labels:", "kind: Queue\nmetadata:\n  name: q\n---", "name: c\n  namespace: other\n"} {
+	if strings.Contains(out, "name: q\n  namespace") {
+		t.Errorf("a cluster-scoped Queue got a namespace:\n%s", out)
+	}
+	for _, want := range []string{"kind: Job\nmetadata:\n  name: j\n  namespace: ml\n  labels:", "kind: Queue\nmetadata:\n  name: q\n", "name: c\n  namespace: other\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
