@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -98,5 +99,67 @@ func TestChartExportWithHelm(t *testing.T) {
 	}
 	if _, err := runTool(t, llmrenderBin, "chart", "export", dir); err == nil || !strings.Contains(err.Error(), "is not empty") {
 		t.Errorf("export over a non-empty directory: %v", err)
+	}
+}
+
+// llmrenderOnly are the rules plain Helm cannot check with the chart's
+// templates (the README lists them): floating-point fit estimates,
+// quantities, and what needs the rendered objects.
+var llmrenderOnly = map[string]bool{"LR003": true, "LR004": true, "LR005": true, "LR006": true, "LR007": true,
+	"LR008": true, "LR010": true, "LR012": true, "LR013": true, "LR016": true}
+
+var ruleIDRE = regexp.MustCompile(`error (LR0\d\d):`)
+
+// Plain Helm refuses the values llmrender refuses: for every file of the
+// bad corpus that llmrender rejects for a rule or the schema, helm template
+// of the exported chart fails too, naming each rule llmrender names that
+// the chart can check.
+func TestHelmRefusesWhatLlmrenderRefuses(t *testing.T) {
+	helm := tool(t, "LLMRENDER_HELM")
+	dir := filepath.Join(t.TempDir(), "llm")
+	if _, err := runTool(t, llmrenderBin, "chart", "export", dir); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../testdata/bad/*.yaml")
+	checked := 0
+	for _, f := range files {
+		_, ourErr := runTool(t, llmrenderBin, "validate", "-f", f)
+		if ourErr == nil {
+			t.Errorf("%s: llmrender accepts it", f)
+			continue
+		}
+		var ids []string
+		for _, m := range ruleIDRE.FindAllStringSubmatch(ourErr.Error(), -1) {
+			ids = append(ids, m[1])
+		}
+		schemaErr := strings.Contains(ourErr.Error(), "schema")
+		if len(ids) == 0 && !schemaErr {
+			continue // refused before the schema, where llmrender is stricter than Helm on purpose (README)
+		}
+		_, helmErr := runTool(t, helm, "template", "llm", dir, "-f", f)
+		if helmErr == nil {
+			t.Errorf("%s: helm accepts what llmrender refuses:\n%v", filepath.Base(f), ourErr)
+			continue
+		}
+		for _, id := range ids {
+			if !llmrenderOnly[id] && !strings.Contains(helmErr.Error(), id) {
+				t.Errorf("%s: llmrender names %s, helm does not:\nllmrender: %v\nhelm: %v", filepath.Base(f), id, ourErr, helmErr)
+			}
+		}
+		checked++
+	}
+	if checked < 30 {
+		t.Errorf("only %d files compared", checked)
+	}
+	// Each credential pattern of LR009, in the chart's copy of them.
+	for kind, value := range map[string]string{
+		"a Hugging Face token": "hf_" + strings.Repeat("a", 34), "an AWS access key": "AKIAABCDEFGHIJKLMNOP",
+		"a private key": "-----BEGIN RSA PRIVATE KEY-----", "a GitHub token": "ghp_" + strings.Repeat("b", 36),
+		"a signed URL": "https://b.s3.amazonaws.com/o?a=1&X-Amz-Signature=abc",
+	} {
+		_, err := runTool(t, helm, "template", "llm", dir, "--set-string", "workload.prompt="+value)
+		if err == nil || !strings.Contains(err.Error(), "LR009: /workload/prompt: this looks like "+kind) {
+			t.Errorf("%s: helm: %v", kind, err)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 )
 
@@ -73,5 +74,25 @@ func TestSchemaDocumentsEveryProperty(t *testing.T) {
 	t.Logf("%d properties documented, %d examples valid", properties, examples)
 	if properties < 100 {
 		t.Errorf("only %d properties found; the walk is broken", properties)
+	}
+}
+
+// The chart's rules.yaml knows every rule ID, to refuse waivers of rules
+// that do not exist under plain Helm as llmrender does.
+func TestRulesTemplateKnowsEveryRule(t *testing.T) {
+	data, err := llm.FS.ReadFile("templates/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var known string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "$known := list") {
+			known = line
+		}
+	}
+	for _, r := range rules.All {
+		if !strings.Contains(known, `"`+r.ID+`"`) {
+			t.Errorf("templates/rules.yaml does not know %s", r.ID)
+		}
 	}
 }

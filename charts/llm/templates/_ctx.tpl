@@ -22,11 +22,11 @@ Where the steps run ("stepsInPod"):
 {{- $v := .Values -}}
 {{- $m := get $v.catalog.models $v.model.name -}}
 {{- if not $m -}}
-{{- fail (printf "model.name %q is not in catalog.models (known: %s)" $v.model.name (keys $v.catalog.models | sortAlpha | join ", ")) -}}
+{{- fail (printf "LR011: model.name %q is not in catalog.models (known: %s)" $v.model.name (keys $v.catalog.models | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $a := get $v.catalog.accelerators $v.accelerator.profile -}}
 {{- if not $a -}}
-{{- fail (printf "accelerator.profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
+{{- fail (printf "LR011: accelerator.profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
 {{- $devices := int $a.devicesPerNode -}}
