@@ -187,18 +187,25 @@ func parseResourceList(data []byte) (*resourceList, error) {
 			if it.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("input line %d: items[%d] must be an object", it.Line, i)
 			}
-			// Which items the function keeps depends on these maps: a
-			// repeated key would make that a guess.
+			// Which items the function keeps depends on these fields: a
+			// repeated key would make that a guess. (The rest of an item
+			// is not the function's to judge.)
 			meta := yamlnode.Get(it, "metadata")
-			for _, m := range []*yaml.Node{it, meta, yamlnode.Get(meta, "annotations")} {
-				if first, again := duplicateKey(m); again != nil {
-					return nil, fmt.Errorf("input line %d: items[%d]: %s", again.Line, i, duplicateMsg(first, again, true))
+			for _, dup := range [][2]*yaml.Node{
+				pair(duplicateKey(it, "apiVersion", "kind", "metadata")),
+				pair(duplicateKey(meta, "name", "namespace", "annotations")),
+				pair(duplicateKey(yamlnode.Get(meta, "annotations"))),
+			} {
+				if dup[1] != nil {
+					return nil, fmt.Errorf("input line %d: items[%d]: %s", dup[1].Line, i, duplicateMsg(dup[0], dup[1], true))
 				}
 			}
 		}
 	}
 	return &resourceList{root: root}, nil
 }
+
+func pair(a, b *yaml.Node) [2]*yaml.Node { return [2]*yaml.Node{a, b} }
 
 // errorList is the output for input that is not a ResourceList: one with no
 // items and the error, so that a client can still read what went wrong.

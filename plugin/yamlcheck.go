@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -10,16 +11,17 @@ import (
 )
 
 // duplicateKey finds the first key that mapping m repeats: YAML keeps one of
-// them silently, so the function refuses them, as values files do. Aliases
-// are not followed (the node they name is checked where it is written).
-func duplicateKey(m *yaml.Node) (first, again *yaml.Node) {
+// them silently, so the function refuses them, as values files do. With
+// only, just those keys count. Aliases are not followed (the node they name
+// is checked where it is written).
+func duplicateKey(m *yaml.Node, only ...string) (first, again *yaml.Node) {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil, nil
 	}
 	seen := make(map[string]*yaml.Node, len(m.Content)/2)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
-		if k.Kind != yaml.ScalarNode {
+		if k.Kind != yaml.ScalarNode || len(only) > 0 && !slices.Contains(only, k.Value) {
 			continue
 		}
 		if f, ok := seen[k.Value]; ok {
