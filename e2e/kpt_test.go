@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,24 +17,31 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// kpt runs the real kpt in dir and returns its combined output and exit
-// code.
+// kpt runs the real kpt in dir, with the llmrender under test first on
+// PATH, and returns all it printed and its exit code.
 func kpt(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
+	stdout, stderr, code := runKpt(t, dir, args...)
+	return stdout + stderr, code
+}
+
+func runKpt(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(tool(t, "LLMRENDER_KPT"), args...)
 	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(llmrenderBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return out.String(), 0
 	case errors.As(err, &exit):
-		return out.String(), exit.ExitCode()
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("kpt %s: %v", strings.Join(args, " "), err)
 	}
-	t.Fatalf("kpt %s: %v", strings.Join(args, " "), err)
-	return "", 0
+	return out.String(), errOut.String(), code
 }
 
 // tree reads every file under dir, by slash path.
@@ -158,23 +166,24 @@ func TestKptRenderPipeline(t *testing.T) {
 		t.Errorf("generated files %v, want %v", files, want)
 	}
 
-	// Two nodes: an Indexed Job with a headless Service on shared storage.
-	// The single-node Job's file goes, nothing is duplicated.
-	changed := kptWorkload + "  workload:\n    nodes: 2\n  orchestration:\n    mode: indexed-job\n" +
-		"  storage:\n    accessMode: ReadWriteMany\n    storageClassName: nfs-client\n"
+	// An existing claim and TensorBoard: the PVC's file goes, a Deployment
+	// and a Service come, the Job moves to another file; nothing is
+	// duplicated.
+	changed := kptWorkload + "  storage:\n    create: false\n    claimName: shared\n    accessMode: ReadWriteMany\n" +
+		"  tensorboard:\n    enabled: true\n"
 	writeFile(t, filepath.Join(pkg, "llmworkload.yaml"), []byte(changed))
 	if out, code := kpt(t, pkg, "fn", "render", "--allow-exec", "."); code != 0 {
 		t.Fatalf("render after the change: exit %d\n%s", code, out)
 	}
 	direct, err = runTool(t, llmrenderBin, "render", "-f", filepath.Join(pkg, "values", "base.yaml"), "--set", "model.name=tinyllama-1.1b",
-		"--set", "workload.nodes=2,orchestration.mode=indexed-job,storage.accessMode=ReadWriteMany,storage.storageClassName=nfs-client")
+		"--set", "storage.create=false,storage.claimName=shared,storage.accessMode=ReadWriteMany,tensorboard.enabled=true")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, files = generated(t, pkg, "llm")
 	compareObjects(t, "changed spec", "llmrender render", marked(objects(t, direct), "default/llm"), "kpt fn render", got)
-	if len(files) != len(got) {
-		t.Errorf("%d files for %d objects: %v", len(files), len(got), files)
+	if len(files) != len(got) || slices.Contains(files, "000-persistentvolumeclaim-llm-data.yaml") {
+		t.Errorf("%d files for %d objects, the claim's file must be gone: %v", len(files), len(got), files)
 	}
 	before := tree(t, pkg)
 	if out, code := kpt(t, pkg, "fn", "render", "--allow-exec", "."); code != 0 {
@@ -356,4 +365,29 @@ func TestKptScenarios(t *testing.T) {
 			compareObjects(t, "both clients", "kustomize build", objects(t, out), "kpt fn render", byKpt)
 		})
 	}
+}
+
+// TestKptExample renders examples/kpt as its Kptfile says (llmrender fn
+// from PATH) and requires the objects kustomize builds from
+// examples/kustomize/base, the same workload.
+func TestKptExample(t *testing.T) {
+	root := exampleTree(t)
+	for _, f := range []string{"examples/kpt/Kptfile", "examples/kpt/llmworkload.yaml"} {
+		copyFile(t, filepath.Join("..", f), filepath.Join(root, f))
+	}
+	stdout, stderr, code := runKpt(t, root, "fn", "render", "--allow-exec", "examples/kpt", "-o", "unwrap")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	byKpt := objects(t, stdout)
+	for k, obj := range byKpt {
+		if obj["kind"] == "Kptfile" || obj["kind"] == "LLMWorkload" { // the package's own files
+			delete(byKpt, k)
+		}
+	}
+	base, err := kustomizeBuild(t, filepath.Join(root, "examples/kustomize/base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareObjects(t, "examples", "kustomize build examples/kustomize/base", objects(t, base), "kpt fn render examples/kpt", byKpt)
 }
