@@ -140,21 +140,13 @@ spec:
 func TestKptRenderPipeline(t *testing.T) {
 	pkg := t.TempDir()
 	kptPackage(t, pkg, "pkg", kptWorkload)
-	var after []map[string]string
-	for i := range 3 {
-		if out, code := kpt(t, pkg, "fn", "render", "--allow-exec", "."); code != 0 {
-			t.Fatalf("render %d: exit %d\n%s", i+1, code, out)
-		}
-		after = append(after, tree(t, pkg))
-	}
-	sameTree(t, "second render", after[0], after[1])
-	sameTree(t, "third render", after[0], after[2])
+	after := renderThrice(t, pkg)
 	var cfg map[string]any
-	if err := yaml.Unmarshal([]byte(after[2]["llmworkload.yaml"]), &cfg); err != nil || cfg["kind"] != "LLMWorkload" {
-		t.Fatalf("llmworkload.yaml did not survive: %v\n%s", err, after[2]["llmworkload.yaml"])
+	if err := yaml.Unmarshal([]byte(after["llmworkload.yaml"]), &cfg); err != nil || cfg["kind"] != "LLMWorkload" {
+		t.Fatalf("llmworkload.yaml did not survive: %v\n%s", err, after["llmworkload.yaml"])
 	}
-	if !strings.Contains(after[2]["team.yaml"], "# owned by ml-platform") {
-		t.Errorf("the package's own file lost its comment:\n%s", after[2]["team.yaml"])
+	if !strings.Contains(after["team.yaml"], "# owned by ml-platform") {
+		t.Errorf("the package's own file lost its comment:\n%s", after["team.yaml"])
 	}
 	direct, err := runTool(t, llmrenderBin, "render", "-f", filepath.Join(pkg, "values", "base.yaml"), "--set", "model.name=tinyllama-1.1b")
 	if err != nil {
@@ -185,11 +177,23 @@ func TestKptRenderPipeline(t *testing.T) {
 	if len(files) != len(got) || slices.Contains(files, "000-persistentvolumeclaim-llm-data.yaml") {
 		t.Errorf("%d files for %d objects, the claim's file must be gone: %v", len(files), len(got), files)
 	}
-	before := tree(t, pkg)
-	if out, code := kpt(t, pkg, "fn", "render", "--allow-exec", "."); code != 0 {
-		t.Fatalf("render: exit %d\n%s", code, out)
+	renderThrice(t, pkg)
+}
+
+// renderThrice runs kpt fn render three times in dir: each must succeed,
+// and the second and third must change nothing. It returns the files.
+func renderThrice(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	var after []map[string]string
+	for i := range 3 {
+		if out, code := kpt(t, dir, "fn", "render", "--allow-exec", "."); code != 0 {
+			t.Fatalf("render %d: exit %d\n%s", i+1, code, out)
+		}
+		after = append(after, tree(t, dir))
 	}
-	sameTree(t, "render after the change, again", before, tree(t, pkg))
+	sameTree(t, "second render", after[0], after[1])
+	sameTree(t, "third render", after[0], after[2])
+	return after[2]
 }
 
 // TestKptFailures: a broken config fails the render with exit 1, the
@@ -319,21 +323,13 @@ func TestKptSubpackages(t *testing.T) {
 	root := t.TempDir()
 	kptPackage(t, root, "root", kptWorkload)
 	kptPackage(t, filepath.Join(root, "team-b"), "team-b", kptWorkload+"  storage:\n    size: 300Gi\n")
-	var after []map[string]string
-	for i := range 3 {
-		if out, code := kpt(t, root, "fn", "render", "--allow-exec", "."); code != 0 {
-			t.Fatalf("render %d: exit %d\n%s", i+1, code, out)
-		}
-		after = append(after, tree(t, root))
-	}
-	sameTree(t, "second render", after[0], after[1])
-	sameTree(t, "third render", after[0], after[2])
+	after := renderThrice(t, root)
 	for _, sub := range []string{"llm", "team-b/llm"} {
 		if got, _ := generated(t, root, sub); len(got) != 2 {
 			t.Errorf("%s: %d objects, want 2", sub, len(got))
 		}
 	}
-	if pvc := "llm/000-persistentvolumeclaim-llm-data.yaml"; !strings.Contains(after[2]["team-b/"+pvc], "storage: 300Gi") || !strings.Contains(after[2][pvc], "storage: 250Gi") {
+	if pvc := "llm/000-persistentvolumeclaim-llm-data.yaml"; !strings.Contains(after["team-b/"+pvc], "storage: 300Gi") || !strings.Contains(after[pvc], "storage: 250Gi") {
 		t.Error("a package's objects were generated from the other package's config")
 	}
 }
@@ -342,11 +338,7 @@ func TestKptSubpackages(t *testing.T) {
 // pipeline with the example as a values file) and kustomize (a generator):
 // the same objects.
 func TestKptScenarios(t *testing.T) {
-	examples, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(examples) == 0 {
-		t.Fatalf("no examples: %v", err)
-	}
-	for _, ex := range examples {
+	for _, ex := range exampleFiles(t) {
 		t.Run(filepath.Base(ex), func(t *testing.T) {
 			abs, _ := filepath.Abs(ex)
 			pkg := t.TempDir()

@@ -172,11 +172,7 @@ func retag(v any) {
 // spec and once through valuesFiles, and requires exactly what llmrender
 // render gives.
 func TestKustomizeScenarios(t *testing.T) {
-	examples, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(examples) == 0 {
-		t.Fatalf("no examples: %v", err)
-	}
-	for _, ex := range examples {
+	for _, ex := range exampleFiles(t) {
 		t.Run(filepath.Base(ex), func(t *testing.T) {
 			data, err := os.ReadFile(ex)
 			if err != nil {
@@ -208,6 +204,16 @@ func TestKustomizeScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exampleFiles lists the examples' values files.
+func exampleFiles(t *testing.T) []string {
+	t.Helper()
+	examples, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	return examples
 }
 
 // writeGenerator writes a kustomization whose only generator is an
