@@ -305,7 +305,11 @@ func ReadConfigFile(file, name, dir string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseWorkload(n, source{file: file, linesKnown: true, dir: dir})
+	src := source{file: file, linesKnown: true, dir: dir}
+	if filepath.Clean(dir) == filepath.Dir(file) {
+		src.dirIs = "the directory of " + file
+	}
+	return parseWorkload(n, src)
 }
 
 // findConfig reads the file at read (shown as display) and returns its
