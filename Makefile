@@ -6,6 +6,13 @@ HELM_VERSION      := v3.22.0
 KUSTOMIZE_VERSION := v5.8.2
 HELM      := $(TOOLS)/helm-$(HELM_VERSION)/helm
 KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/kustomize
+# kpt, the other KRM function client the e2e suite runs the function under.
+# The checksum database does not know this version and the proxy refuses
+# 'go install kpt@v1.0.0-beta.54', so it is built from a copy of its module
+# (hack/build-operator.sh) with GONOSUMDB set for that module alone.
+KPT_VERSION := v1.0.0-beta.54
+KPT_MODULE  := github.com/GoogleContainerTools/kpt
+KPT         := $(TOOLS)/kpt-$(KPT_VERSION)/kpt
 # kube-apiserver, etcd, kube-scheduler and kube-controller-manager, built by
 # hack/tools (its own module, pinned there).
 K8S_VERSION := v1.36.3
@@ -66,7 +73,7 @@ unit:
 # End-to-end tests against real tools built here: e2e/ (helm, kustomize,
 # kube-apiserver) and e2e/cluster/, its own module, which runs the renders
 # on a simulated cluster (scheduler, controllers, operators, kwok).
-E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) \
+E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT=$(KPT) \
 	LLMRENDER_KUBE_APISERVER=$(KUBE_APISERVER) LLMRENDER_ETCD=$(ETCD) \
 	LLMRENDER_KUBE_SCHEDULER=$(KUBE_SCHEDULER) LLMRENDER_KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
 	LLMRENDER_KUBECTL=$(KUBECTL) \
@@ -74,7 +81,7 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) \
 	LLMRENDER_TRAINING_OPERATOR=$(TRAINING_OPERATOR) LLMRENDER_KUBERAY=$(KUBERAY) \
 	LLMRENDER_VOLCANO_SCHEDULER=$(VOLCANO_SCHEDULER) \
 	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER)
-e2e: $(HELM) $(KUSTOMIZE) sim-tools
+e2e: $(HELM) $(KUSTOMIZE) $(KPT) sim-tools
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
 	cd e2e/cluster && $(E2E_ENV) $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m ./...
 
@@ -94,7 +101,7 @@ bench: build $(HELM) $(KUSTOMIZE)
 	$(GO) run ./hack/bench -llmrender $(BIN) -helm $(HELM) -kustomize $(KUSTOMIZE) \
 		-runs $(BENCH_RUNS) -warmup $(BENCH_WARMUP) -gobench .bench/go.txt -o BENCHMARKS.md
 
-tools: $(HELM) $(KUSTOMIZE) sim-tools
+tools: $(HELM) $(KUSTOMIZE) $(KPT) sim-tools
 
 # Every binary the simulated cluster runs. Each is built once per machine (the
 # operators take several minutes each on two cores) and then only checked for.
@@ -109,6 +116,10 @@ $(HELM):
 $(KUSTOMIZE):
 	@mkdir -p $(dir $@)
 	GOBIN=$(dir $@) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+
+$(KPT):
+	GONOSUMDB=$(KPT_MODULE) $(BUILD_OPERATOR) $(KPT_MODULE) $(KPT_VERSION) \
+		$(TOOLS)/src/kpt-$(KPT_VERSION) $(dir $@) kpt=.
 
 # All five binaries in one go build: they share most of the dependency graph.
 $(K8S_BINS) &: hack/tools/go.mod hack/tools/go.sum $(patsubst $(K8S_TOOLS)/%,hack/tools/%/main.go,$(K8S_BINS))

@@ -76,14 +76,14 @@ func TestKustomizeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareObjects(t, "base", "llmrender render", objects(t, direct), "kustomize build", objects(t, base))
+	compareObjects(t, "base", "llmrender render", marked(objects(t, direct), "default/llm"), "kustomize build", objects(t, base))
 
 	overlay, err := kustomizeBuild(t, filepath.Join(root, "examples/kustomize/overlays/production"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]map[string]any{}
-	for _, obj := range objects(t, direct) {
+	for _, obj := range marked(objects(t, direct), "default/llm") {
 		applyProductionOverlay(obj)
 		meta := obj["metadata"].(map[string]any)
 		want[objectKey(obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])] = obj
@@ -95,8 +95,41 @@ func TestKustomizeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareObjects(t, "post-render", "kustomize build", objects(t, overlay), "llmrender --post-render", objects(t, post))
+	// The same objects but for the generator's owner mark, which only a
+	// generator writes.
+	compareObjects(t, "post-render", "kustomize build", unmarked(objects(t, overlay)), "llmrender --post-render", objects(t, post))
 }
+
+// marked adds the KRM function's owner mark to every object, as the
+// function writes it for the release owner (namespace/name).
+func marked(objs map[string]map[string]any, owner string) map[string]map[string]any {
+	for _, obj := range objs {
+		meta := obj["metadata"].(map[string]any)
+		ann, _ := meta["annotations"].(map[string]any)
+		if ann == nil {
+			ann = map[string]any{}
+			meta["annotations"] = ann
+		}
+		ann[ownerAnnotation] = owner
+	}
+	return objs
+}
+
+// unmarked removes the owner mark from every object.
+func unmarked(objs map[string]map[string]any) map[string]map[string]any {
+	for _, obj := range objs {
+		meta := obj["metadata"].(map[string]any)
+		if ann, _ := meta["annotations"].(map[string]any); ann != nil {
+			delete(ann, ownerAnnotation)
+			if len(ann) == 0 {
+				delete(meta, "annotations")
+			}
+		}
+	}
+	return objs
+}
+
+const ownerAnnotation = "llmrender.dev/generated-by"
 
 // applyProductionOverlay makes the changes overlays/production makes.
 func applyProductionOverlay(obj map[string]any) {
@@ -139,11 +172,7 @@ func retag(v any) {
 // spec and once through valuesFiles, and requires exactly what llmrender
 // render gives.
 func TestKustomizeScenarios(t *testing.T) {
-	examples, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(examples) == 0 {
-		t.Fatalf("no examples: %v", err)
-	}
-	for _, ex := range examples {
+	for _, ex := range exampleFiles(t) {
 		t.Run(filepath.Base(ex), func(t *testing.T) {
 			data, err := os.ReadFile(ex)
 			if err != nil {
@@ -171,10 +200,20 @@ func TestKustomizeScenarios(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				compareObjects(t, form.name, "llmrender render", objects(t, direct), "kustomize build", objects(t, out))
+				compareObjects(t, form.name, "llmrender render", marked(objects(t, direct), "default/llm"), "kustomize build", objects(t, out))
 			}
 		})
 	}
+}
+
+// exampleFiles lists the examples' values files.
+func exampleFiles(t *testing.T) []string {
+	t.Helper()
+	examples, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(examples) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	return examples
 }
 
 // writeGenerator writes a kustomization whose only generator is an

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds an operator's binaries from its Go module at a pinned version, for
-# the simulated cluster of the e2e suite. The module is copied from the module
+# Builds an operator's binaries (or another tool's, such as kpt) from its Go
+# module at a pinned version, for the e2e suite. The module is copied from the module
 # cache to SRC (a fresh, writable copy every time: its replace directives only
 # apply when it is the main module, and some operators need the small source
 # patches below), built there, smoke-checked, and only then moved to OUTDIR,
@@ -84,10 +84,14 @@ func scaffold(manager.Manager) error {'
 # (--enable-metrics, --enable-healthz, with address flags). KubeRay's metrics
 # and probe addresses are flags (--metrics-addr, --health-probe-bind-address;
 # 0 disables) and its webhook needs ENABLE_WEBHOOKS=true. Neither needs a patch.
+# kpt is a command-line client that serves nothing; it is built from a copy
+# only because the checksum database does not know this version (the caller
+# sets GONOSUMDB for its module path).
 case $module@$version in
 github.com/kubeflow/mpi-operator@v0.8.0) patch=patch_mpi_operator ;;
 github.com/kubeflow/training-operator@v1.9.2) patch=patch_training_operator ;;
 volcano.sh/volcano@v1.10.0 | github.com/ray-project/kuberay/ray-operator@v1.6.0) patch=: ;;
+github.com/GoogleContainerTools/kpt@v1.0.0-beta.54) patch=: ;;
 *) fail "$module@$version: no patch set is known for this version; review the listeners and add one (or : for none)" ;;
 esac
 

@@ -1,8 +1,14 @@
 // Package plugin is llmrender as a KRM function: a ResourceList comes in with
-// an LLMWorkload as its function config, the chart is rendered with the
-// config's spec as values, and the ResourceList goes out with the input items
-// kept and the rendered objects appended. kustomize runs it as an exec (or
-// container) generator; kpt and CI can run it too.
+// an LLMWorkload (or a ConfigMap of key=value settings) as its function
+// config, the chart is rendered with the config's spec as values, and the
+// ResourceList goes out with the input items kept, the objects an earlier
+// run generated for the same release replaced, and the rendered objects
+// appended. kustomize runs it as an exec (or container) generator, kpt as a
+// function in a pipeline or with 'kpt fn eval'; CI can run it too.
+//
+// What the function reads and writes follows the KRM Functions
+// Specification (kustomize's cmd/config/docs/api-conventions/functions-spec.md):
+// clients are told apart only by what the specification says an item means.
 package plugin
 
 import (
@@ -10,7 +16,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"path"
+	"path/filepath"
+	"reflect"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -20,15 +28,34 @@ import (
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
-	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
 
-// Annotations the KRM function specification defines.
+// Annotations the function reads or writes.
 const (
-	LocalConfigAnnotation  = "config.kubernetes.io/local-config"
-	PathAnnotation         = "internal.config.kubernetes.io/path"
-	LegacyPathAnnotation   = "config.kubernetes.io/path"
+	// LocalConfigAnnotation marks configuration that is not applied to a
+	// cluster; kustomize sets it on the copy of a generator's config it
+	// hands over as an item.
+	LocalConfigAnnotation = "config.kubernetes.io/local-config"
+	// PathAnnotation and IndexAnnotation are the specification's internal
+	// annotations: the file an item is read from or written to, relative
+	// to the client's root, and its position in that file. Set on
+	// generated objects only; the clients strip them when writing.
+	PathAnnotation  = "internal.config.kubernetes.io/path"
+	IndexAnnotation = "internal.config.kubernetes.io/index"
+	// The legacy spellings, which clients of the v1beta1 era still send;
+	// generated objects carry them too when the input uses them.
+	LegacyPathAnnotation  = "config.kubernetes.io/path"
+	LegacyIndexAnnotation = "config.kubernetes.io/index"
+	// PackagePathAnnotation is kpt's: the absolute directory of the package
+	// an item belongs to, which its path is relative to. Only read.
+	PackagePathAnnotation = "internal.config.kubernetes.io/package-path"
+	// OwnerAnnotation marks every generated object with its release
+	// (namespace/name): a later run over the output replaces exactly the
+	// objects with its own mark, so repeated runs change nothing and
+	// objects a changed spec no longer renders go away.
+	OwnerAnnotation = "llmrender.dev/generated-by"
+
 	resourceListKind       = "ResourceList"
 	resourceListAPIVersion = "config.kubernetes.io/v1"
 	legacyListAPIVersion   = "config.kubernetes.io/v1beta1"
@@ -40,12 +67,13 @@ const MaxInputSize = 64 << 20
 // Env is what a run needs besides its input.
 type Env struct {
 	Chart   *pipeline.Chart
-	Dir     string           // the kustomization root: valuesFiles and the config's file are found here
+	Dir     string           // the working directory: clients' relative paths are resolved here
 	Options renderer.Options // kube version and API versions; the config names the release
 }
 
-// Output is the result of one run. Data is always written to standard output,
-// also on failure (then holding the input items unchanged and the results).
+// Output is the result of one run. Data is always a ResourceList to write to
+// standard output, also on failure: then it holds the input items unchanged
+// (no items when the input could not be read) and the errors as results.
 type Output struct {
 	Data     []byte
 	Warnings []rules.Finding
@@ -57,53 +85,57 @@ type Output struct {
 func Run(input []byte, env Env) Output {
 	rl, err := parseResourceList(input)
 	if err != nil {
-		// Nothing can be said about items that cannot be read: give the
-		// bytes back as they came.
-		return Output{Data: input, Err: err}
+		return errorList(err)
 	}
 	fc := yamlnode.Get(rl.root, "functionConfig")
 	if fc == nil || yamlnode.IsNull(fc) {
-		return rl.fail(fmt.Errorf("the ResourceList has no functionConfig; kustomize sends the %s listed under generators:", Kind), nil)
+		return rl.fail(fmt.Errorf("the ResourceList has no functionConfig: expected an %s (kustomize sends the one listed under generators:, kpt the one in the Kptfile or given with --fn-config)", Kind), reporter{})
 	}
-	display := orNone(yamlnode.Scalar(fc, "kind")) + "/" + yamlnode.Scalar(yamlnode.Get(fc, "metadata"), "name")
-	cfg, err := ParseConfig(fc, display, false, env.Dir)
+	o := rl.originOf(fc, env)
+	cfg, err := o.config(fc, env)
 	if err != nil {
-		return rl.fail(err, nil)
+		return rl.fail(err, o.reporter(fc, nil))
 	}
-	cfg = locate(env.Dir, cfg)
+	rep := o.reporter(fc, cfg)
 	res, err := Generate(cfg, env)
 	if err != nil {
-		return rl.fail(err, cfg)
+		return rl.fail(err, rep)
 	}
-	items := rl.keptItems(cfg)
-	legacy := usesLegacyPath(items)
-	for i, o := range res.Objects {
-		items = append(items, withPath(o, cfg.Name+"/"+output.FileName(i, o), legacy))
+	items := rl.keptItems(fc, cfg)
+	legacy := usesLegacyPath(rl.items())
+	rep.objects = map[rules.ObjectRef]string{}
+	for i, obj := range res.Objects {
+		p := path.Join(cfg.Dir, cfg.Name, output.FileName(i, obj))
+		rep.objects[rules.ObjectRef{APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name}] = p
+		items = append(items, withPath(obj, p, legacy))
 	}
 	rl.setItems(items)
-	var results []result
-	for _, f := range res.Warnings {
-		results = append(results, findingResult(f, cfg))
-	}
-	rl.setResults(results)
+	rl.setResults(rep.findings(res.Warnings))
 	data, err := rl.encode()
 	if err != nil {
-		return Output{Data: input, Err: err}
+		return errorList(err)
 	}
 	return Output{Data: data, Warnings: res.Warnings, Waived: res.Waived}
 }
 
 // Generate renders the chart for cfg: chart defaults, then valuesFiles in
-// order, then the spec.
+// order, then the spec. Every object carries the owner mark.
 func Generate(cfg *Config, env Env) (*pipeline.Result, error) {
 	opts := env.Options
 	opts.ReleaseName, opts.Namespace = cfg.Name, cfg.Namespace
-	return pipeline.Render(pipeline.Request{
+	res, err := pipeline.Render(pipeline.Request{
 		Chart:   env.Chart,
 		Sources: values.Sources{Files: cfg.ValuesFiles},
 		Layers:  []pipeline.Layer{cfg.Spec},
 		Options: opts,
 	})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range res.Objects {
+		o.Node = o.WithAnnotation(OwnerAnnotation, cfg.Owner())
+	}
+	return res, nil
 }
 
 type resourceList struct {
@@ -123,7 +155,9 @@ func parseResourceList(data []byte) (*resourceList, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
+	if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+		return nil, errors.New("empty input (only comments): expected a ResourceList (apiVersion " + resourceListAPIVersion + ") on standard input")
+	} else if err != nil {
 		line, msg := values.SyntaxErrorLine(err)
 		return nil, fmt.Errorf("input line %d: not YAML: %s", line, msg)
 	}
@@ -141,25 +175,64 @@ func parseResourceList(data []byte) (*resourceList, error) {
 		return nil, fmt.Errorf("input line %d: expected kind ResourceList, apiVersion %s; found %s %s",
 			root.Line, resourceListAPIVersion, orNone(apiVersion), orNone(kind))
 	}
+	if first, again := duplicateKey(root); again != nil {
+		return nil, fmt.Errorf("input line %d: %s", again.Line, duplicateMsg(first, again, true))
+	}
 	if items := yamlnode.Get(root, "items"); items != nil && !yamlnode.IsNull(items) {
 		if items.Kind != yaml.SequenceNode {
 			return nil, fmt.Errorf("input line %d: items must be a list of objects", items.Line)
 		}
 		for i, it := range items.Content {
+			it = yamlnode.Resolve(it)
 			if it.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("input line %d: items[%d] must be an object", it.Line, i)
+			}
+			// Which items the function keeps depends on these fields: a
+			// repeated key would make that a guess. (The rest of an item
+			// is not the function's to judge.)
+			meta := yamlnode.Get(it, "metadata")
+			for _, dup := range [][2]*yaml.Node{
+				pair(duplicateKey(it, "apiVersion", "kind", "metadata")),
+				pair(duplicateKey(meta, "name", "namespace", "annotations")),
+				pair(duplicateKey(yamlnode.Get(meta, "annotations"))),
+			} {
+				if dup[1] != nil {
+					return nil, fmt.Errorf("input line %d: items[%d]: %s", dup[1].Line, i, duplicateMsg(dup[0], dup[1], true))
+				}
 			}
 		}
 	}
 	return &resourceList{root: root}, nil
 }
 
-// fail returns the input items untouched, with the error as results.
-func (rl *resourceList) fail(err error, cfg *Config) Output {
-	rl.setResults(errorResults(err, cfg))
+func pair(a, b *yaml.Node) [2]*yaml.Node { return [2]*yaml.Node{a, b} }
+
+// errorList is the output for input that is not a ResourceList: one with no
+// items and the error, so that a client can still read what went wrong.
+func errorList(err error) Output {
+	rl := &resourceList{root: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
+	yamlnode.Set(rl.root, "apiVersion", yamlnode.Str(resourceListAPIVersion))
+	yamlnode.Set(rl.root, "kind", yamlnode.Str(resourceListKind))
+	return rl.fail(err, reporter{})
+}
+
+// fail returns the input items untouched, with the error as results. The
+// function config, which is input only, is left out: it may be what is
+// wrong (a repeated key would make the output unreadable).
+func (rl *resourceList) fail(err error, rep reporter) Output {
+	yamlnode.Remove(rl.root, "functionConfig")
+	if items := yamlnode.Get(rl.root, "items"); items == nil || items.Kind != yaml.SequenceNode {
+		rl.setItems(nil) // the specification requires the field
+	}
+	rl.setResults(rep.errors(err))
 	data, encErr := rl.encode()
 	if encErr != nil {
-		return Output{Data: nil, Err: err}
+		// Only a pathological input gets here (aliases that expand beyond
+		// the limit): answer with the errors alone.
+		if len(rl.items()) > 0 {
+			return errorList(errors.Join(err, encErr))
+		}
+		return Output{Err: errors.Join(err, encErr)}
 	}
 	return Output{Data: data, Err: err}
 }
@@ -171,19 +244,46 @@ func (rl *resourceList) items() []*yaml.Node {
 	return nil
 }
 
-// keptItems are the input items without the generator's own config, which
-// kustomize hands over as a local-config item.
-func (rl *resourceList) keptItems(cfg *Config) []*yaml.Node {
+// keptItems are the input items without the objects an earlier run
+// generated for the same release (they are about to be generated again) and
+// without a client's copy of the function config: a local-config item with
+// the config's identity and no path annotation is not a file of the user's
+// (the specification has clients set the path on whatever they read from
+// files), so kustomize's copy goes and a config file in a kpt package stays.
+func (rl *resourceList) keptItems(fc *yaml.Node, cfg *Config) []*yaml.Node {
 	var kept []*yaml.Node
+	id := ref(fc)
 	for _, it := range rl.items() {
-		meta := yamlnode.Get(it, "metadata")
-		own := yamlnode.Scalar(it, "kind") == Kind && yamlnode.Scalar(it, "apiVersion") == APIVersion &&
-			yamlnode.Scalar(meta, "name") == cfg.Name && yamlnode.Scalar(yamlnode.Get(meta, "annotations"), LocalConfigAnnotation) == "true"
-		if !own {
-			kept = append(kept, it)
+		copyOfConfig := ref(it) == id && annotation(it, LocalConfigAnnotation) == "true" && itemPath(it) == ""
+		if copyOfConfig || cfg.owns(it) {
+			continue
 		}
+		kept = append(kept, it)
 	}
 	return kept
+}
+
+// owns tells whether the item is an object this config generated: it has
+// the config's owner mark and, when kpt says which package each belongs to,
+// the same package (a subpackage may generate a release of the same name).
+func (c *Config) owns(it *yaml.Node) bool {
+	if annotation(it, OwnerAnnotation) != c.Owner() {
+		return false
+	}
+	pkg := annotation(it, PackagePathAnnotation)
+	return c.PackagePath == "" || pkg == "" || pkg == c.PackagePath
+}
+
+func annotation(it *yaml.Node, key string) string {
+	return yamlnode.Scalar(yamlnode.Get(yamlnode.Get(it, "metadata"), "annotations"), key)
+}
+
+// itemPath is the file an item came from, in either spelling.
+func itemPath(it *yaml.Node) string {
+	if p := annotation(it, PathAnnotation); p != "" {
+		return p
+	}
+	return annotation(it, LegacyPathAnnotation)
 }
 
 func (rl *resourceList) setItems(items []*yaml.Node) {
@@ -202,6 +302,9 @@ func (rl *resourceList) setResults(rs []result) {
 }
 
 func (rl *resourceList) encode() ([]byte, error) {
+	if err := repairAliases(rl.root); err != nil {
+		return nil, fmt.Errorf("cannot write the ResourceList: %v", err)
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -214,127 +317,129 @@ func (rl *resourceList) encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// usesLegacyPath tells whether the orchestrator still speaks the legacy
+// usesLegacyPath tells whether the client still speaks the legacy
 // config.kubernetes.io/path annotation; then new objects carry it as well.
 func usesLegacyPath(items []*yaml.Node) bool {
 	for _, it := range items {
-		if yamlnode.Scalar(yamlnode.Get(yamlnode.Get(it, "metadata"), "annotations"), LegacyPathAnnotation) != "" {
+		if annotation(it, LegacyPathAnnotation) != "" {
 			return true
 		}
 	}
 	return false
 }
 
-// withPath returns a copy of the object annotated with the file it would be
-// written to.
-func withPath(o *renderer.Object, path string, legacy bool) *yaml.Node {
-	n := o.WithAnnotation(PathAnnotation, path)
+// withPath returns a copy of the object annotated with the file it is
+// written to: one object per file, so its index there is 0.
+func withPath(o *renderer.Object, p string, legacy bool) *yaml.Node {
+	set := []string{PathAnnotation, p, IndexAnnotation, "0"}
 	if legacy {
-		n = (&renderer.Object{Node: n}).WithAnnotation(LegacyPathAnnotation, path)
+		set = append(set, LegacyPathAnnotation, p, LegacyIndexAnnotation, "0")
+	}
+	n := o.Node
+	for i := 0; i < len(set); i += 2 {
+		n = (&renderer.Object{Node: n}).WithAnnotation(set[i], set[i+1])
 	}
 	return n
 }
 
-// result is one entry of a ResourceList's results, as the KRM function
-// specification defines it.
-type result struct {
-	Message     string       `yaml:"message"`
-	Severity    string       `yaml:"severity"`
-	ResourceRef *resourceRef `yaml:"resourceRef,omitempty"`
-	Field       *field       `yaml:"field,omitempty"`
-	File        *file        `yaml:"file,omitempty"`
-	Tags        []string     `yaml:"tags,omitempty"`
+// origin is what the client says about the function config's file.
+type origin struct {
+	path    string // the config's file, slash-separated, relative to root; "" when not given
+	pkgPath string // kpt's package-path of that file
+	root    string // the directory the client's paths are relative to
 }
 
-type resourceRef struct {
-	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
-	Name       string `yaml:"name"`
-	Namespace  string `yaml:"namespace,omitempty"`
+// originOf reads the config's path annotations, or those of the item it
+// was read from: kpt fn render sends the config with its annotations, kpt
+// fn eval --fn-config sends the file's object among the items, kustomize
+// sends no path at all.
+func (rl *resourceList) originOf(fc *yaml.Node, env Env) origin {
+	n := fc
+	if itemPath(fc) == "" {
+		n = rl.configItem(fc)
+	}
+	o := origin{path: itemPath(n), pkgPath: annotation(n, PackagePathAnnotation), root: env.Dir}
+	if o.pkgPath != "" {
+		o.root = o.pkgPath
+	}
+	return o
 }
 
-type field struct {
-	Path string `yaml:"path"`
+// configItem finds the item with a path the config was read from: the one
+// with its identity, or, when several have it, the one with the same spec
+// (or data).
+func (rl *resourceList) configItem(fc *yaml.Node) *yaml.Node {
+	id := ref(fc)
+	var found []*yaml.Node
+	for _, it := range rl.items() {
+		if ref(it) == id && itemPath(it) != "" {
+			found = append(found, it)
+		}
+	}
+	if len(found) == 1 {
+		return found[0]
+	}
+	for _, it := range found {
+		if sameContent(it, fc, "spec") && sameContent(it, fc, "data") && sameContent(it, fc, "valuesFiles") {
+			return it
+		}
+	}
+	return nil
 }
 
-type file struct {
-	Path string `yaml:"path"`
+// sameContent compares a field of two objects as data.
+func sameContent(a, b *yaml.Node, key string) bool {
+	var av, bv any
+	an, bn := yamlnode.Get(a, key), yamlnode.Get(b, key)
+	if an == nil || bn == nil {
+		return an == bn
+	}
+	if an.Decode(&av) != nil || bn.Decode(&bv) != nil {
+		return false
+	}
+	return reflect.DeepEqual(av, bv)
 }
 
-func (c *Config) resourceRef() *resourceRef {
-	return &resourceRef{APIVersion: APIVersion, Kind: Kind, Name: c.Name, Namespace: c.Namespace}
+// config parses the function config, from the user's file where the client
+// says which it is (or, for kustomize, where the kustomization lists it).
+func (o origin) config(fc *yaml.Node, env Env) (*Config, error) {
+	id := ref(fc)
+	src := source{file: orNone(id.Kind) + "/" + id.Name, dir: env.Dir, dirIs: "the working directory"}
+	var candidates []candidate
+	if o.path == "" {
+		candidates = kustomizationConfigFiles(env.Dir)
+	} else {
+		file := filepath.Join(o.root, filepath.FromSlash(o.path))
+		src.file = o.path
+		src.dir = filepath.Dir(file)
+		src.dirIs = "the directory of " + o.path
+		if !isFile(file) {
+			src.dirIs += fmt.Sprintf(" (as the client names it; %s is not a file there either: run the client from the package's directory)", o.path)
+		}
+		candidates = []candidate{{read: file, display: o.path}}
+	}
+	cfg, err := parseFunctionConfig(fc, src)
+	if cfg, err = locate(fc, cfg, err, candidates, src); err != nil {
+		return nil, err
+	}
+	if o.path != "" {
+		cfg.File = o.path
+	}
+	cfg.Dir, cfg.PackagePath = slashDir(o.path), o.pkgPath
+	return cfg, nil
 }
 
-// errorResults turns an error into results, one per problem.
-func errorResults(err error, cfg *Config) []result {
-	var rs []result
-	var ref *resourceRef
+// reporter is what results need to know about the config.
+func (o origin) reporter(fc *yaml.Node, cfg *Config) reporter {
+	r := reporter{config: ref(fc), file: o.path}
 	if cfg != nil {
-		ref = cfg.resourceRef()
-	}
-	var vs schema.Violations
-	var failed *rules.Failed
-	var ce *ConfigError
-	// Schema violations and rule findings can come together (a
-	// *pipeline.Problems unwraps to both): report each.
-	if errors.As(err, &vs) {
-		for _, v := range vs {
-			r := result{Message: v.Error(), Severity: "error", ResourceRef: ref, Field: &field{Path: specPath(v.Pointer)}}
-			if v.Known && v.Where.Line > 0 {
-				r.File = &file{Path: v.Where.File}
+		r.config, r.file = cfg.Ref, cfg.File
+		r.valuesFiles = map[string]string{}
+		for _, f := range cfg.ValuesFiles {
+			if rel, err := filepath.Rel(o.root, f); err == nil && filepath.IsLocal(rel) {
+				r.valuesFiles[f] = filepath.ToSlash(rel)
 			}
-			rs = append(rs, r)
 		}
-	}
-	if errors.As(err, &failed) {
-		for _, f := range failed.Findings {
-			rs = append(rs, findingResult(f, cfg))
-		}
-	}
-	switch {
-	case rs != nil:
-	case errors.As(err, &ce):
-		r := result{Message: ce.Error(), Severity: "error", ResourceRef: ref}
-		if ce.Field != "" {
-			r.Field = &field{Path: ce.Field}
-		}
-		rs = append(rs, r)
-	default:
-		rs = append(rs, result{Message: err.Error(), Severity: "error", ResourceRef: ref})
-	}
-	return rs
-}
-
-func findingResult(f rules.Finding, cfg *Config) result {
-	r := result{Message: f.String(), Severity: string(f.Severity), Tags: []string{f.Rule}}
-	if cfg != nil && strings.HasPrefix(f.Field, "/") {
-		// A values finding: it points into the spec.
-		r.ResourceRef = cfg.resourceRef()
-		r.Field = &field{Path: specPath(f.Field)}
-		if cfg.File != "" {
-			r.File = &file{Path: cfg.File}
-		}
-	} else if f.Field != "" {
-		r.Field = &field{Path: f.Field}
 	}
 	return r
-}
-
-// specPath turns a values pointer ("/model/name", "/steps/0") into the
-// config's field path ("spec.model.name", "spec.steps[0]").
-func specPath(pointer string) string {
-	var b strings.Builder
-	b.WriteString("spec")
-	if pointer == "" {
-		return b.String()
-	}
-	for _, seg := range strings.Split(pointer[1:], "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
-		if seg != "" && strings.Trim(seg, "0123456789") == "" {
-			b.WriteString("[" + seg + "]")
-		} else {
-			b.WriteString("." + seg)
-		}
-	}
-	return b.String()
 }

@@ -21,7 +21,8 @@ type Input struct {
 // Standalone runs the function without an orchestrator, for CI: the config
 // comes from a file, the input objects from files, and the result is a plain
 // YAML stream (inputs first, then the rendered objects in install order), as
-// kustomize would print it before any overlay.
+// kustomize would print it before any overlay. Objects an earlier run
+// generated for the same release are replaced, as in a ResourceList.
 func Standalone(cfg *Config, inputs []Input, env Env) ([]byte, *pipeline.Result, error) {
 	var buf bytes.Buffer
 	for _, in := range inputs {
@@ -30,6 +31,9 @@ func Standalone(cfg *Config, inputs []Input, env Env) ([]byte, *pipeline.Result,
 			return nil, nil, err
 		}
 		for _, it := range items {
+			if cfg.owns(it) {
+				continue
+			}
 			buf.WriteString("---\n# Source: " + in.Name + "\n")
 			enc := yaml.NewEncoder(&buf)
 			enc.SetIndent(2)

@@ -22,6 +22,11 @@ func (o Object) name() string      { return str(o.Doc, "metadata", "name") }
 func (o Object) namespace() string { return str(o.Doc, "metadata", "namespace") }
 func (o Object) id() string        { return o.kind() + "/" + o.name() }
 
+// Ref names the object for machine-readable reports.
+func (o Object) Ref() *ObjectRef {
+	return &ObjectRef{APIVersion: str(o.Doc, "apiVersion"), Kind: o.kind(), Namespace: o.namespace(), Name: o.name()}
+}
+
 // Where names the object in findings: Kind/name, after file:line when the
 // object was read from a file.
 func (o Object) Where() string {
@@ -157,7 +162,7 @@ func devicesOf(c map[string]any) (string, int64) {
 }
 
 func objFinding(rule string, sev Severity, o Object, field, format string, args ...any) Finding {
-	return Finding{Rule: rule, Severity: sev, Where: o.Where(), Field: field, Message: fmt.Sprintf(format, args...)}
+	return Finding{Rule: rule, Severity: sev, Where: o.Where(), Field: field, Message: fmt.Sprintf(format, args...), Object: o.Ref()}
 }
 
 // Facts are what the manifest rules know about the cluster beyond the

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/llmrender/llmrender/values"
 )
 
 // Severity of a finding: errors stop a render, warnings are printed and never
@@ -29,6 +31,16 @@ type Finding struct {
 	// Unwaivable findings stop the render even when their rule is waived:
 	// a credential in values would otherwise be written into the output.
 	Unwaivable bool
+
+	// The same place as Where, as structure for machine-readable reports
+	// (the KRM function's results); String does not use them.
+	Loc    values.Location // a values finding: where the value was written (zero when unknown)
+	Object *ObjectRef      // a manifest finding: the object it is about
+}
+
+// ObjectRef names a Kubernetes object.
+type ObjectRef struct {
+	APIVersion, Kind, Namespace, Name string
 }
 
 func (f Finding) String() string {

@@ -61,7 +61,7 @@ func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[str
 func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Finding {
 	f := Finding{Rule: rule, Severity: sev, Field: ptr, Message: msg}
 	if loc, ok := pos.Lookup(ptr); ok {
-		f.Where = loc.String()
+		f.Where, f.Loc = loc.String(), loc
 	}
 	return f
 }

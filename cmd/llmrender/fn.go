@@ -41,8 +41,9 @@ func runFn(env *environment, args []string) error {
 	if err != nil {
 		return fmt.Errorf("reading standard input: %v", err)
 	}
-	// kustomize runs the function in the kustomization root; paths in the
-	// config are relative to it and shown that way.
+	// Relative paths resolve against the config file's directory when the
+	// client says where that is (kpt), else against the working directory
+	// (kustomize runs functions in the kustomization's directory).
 	out := plugin.Run(input, plugin.Env{Chart: chart, Dir: ".", Options: opts})
 	if _, err := env.stdout.Write(out.Data); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrender/llmrender/plugin"
 )
 
 func TestFnExitCodes(t *testing.T) {
@@ -24,9 +26,19 @@ func TestFnExitCodes(t *testing.T) {
 		!strings.Contains(bad.stdout, "name: kept") || !strings.Contains(bad.stdout, "severity: error") {
 		t.Errorf("bad values: exit %d\nstderr %s\nstdout %s", bad.code, bad.stderr, bad.stdout)
 	}
-	junk := runCLI(t, "\x00\x01binary", "fn")
-	if junk.code != 1 || junk.stdout != "\x00\x01binary" || !strings.Contains(junk.stderr, "NUL byte") {
-		t.Errorf("binary input: exit %d, stdout %q, stderr %s", junk.code, junk.stdout, junk.stderr)
+	// Input that is no ResourceList, or too big to read whole, gets a
+	// ResourceList with the error and no items, never the input back or a
+	// part of it.
+	huge := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + strings.Repeat("- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n", plugin.MaxInputSize/50)
+	for name, c := range map[string]struct{ in, want string }{
+		"binary":   {"\x00\x01binary", "NUL byte"},
+		"oversize": {huge, "larger than 64 MiB"},
+	} {
+		r := runCLI(t, c.in, "fn")
+		if r.code != 1 || !strings.Contains(r.stderr, c.want) || len(r.stdout) > 1024 ||
+			!strings.HasPrefix(r.stdout, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n") {
+			t.Errorf("%s input: exit %d, stdout %.300q, stderr %s", name, r.code, r.stdout, r.stderr)
+		}
 	}
 	if r := runCLI(t, "", "fn", "extra"); r.code != 2 {
 		t.Errorf("fn with an argument but no --config: exit %d", r.code)

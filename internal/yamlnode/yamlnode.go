@@ -6,17 +6,29 @@ package yamlnode
 import "go.yaml.in/yaml/v3"
 
 // Get returns the value of key in mapping m, of any kind; nil when m is not
-// a mapping or has no such key.
+// a mapping or has no such key. Aliases (m itself, or the value) are read
+// as the node they name, so a reader sees what a YAML decoder would; the
+// first of duplicate keys wins (callers that must refuse duplicates check
+// for them first).
 func Get(m *yaml.Node, key string) *yaml.Node {
+	m = Resolve(m)
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return m.Content[i+1]
+			return Resolve(m.Content[i+1])
 		}
 	}
 	return nil
+}
+
+// Resolve returns the node an alias names (n itself when it is no alias).
+func Resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
 }
 
 // Map returns the value of key when it is a mapping, else nil.
