@@ -65,3 +65,16 @@ func TestGoldenExamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) { goldenCase(t, name, filepath.Join("examples", name+".yaml")) })
 	}
 }
+
+// Every fabric example (a multi-node workload on each fabric) renders to
+// its reviewed golden file.
+func TestGoldenFabrics(t *testing.T) {
+	examples, err := filepath.Glob("../examples/fabric/*.yaml")
+	if err != nil || len(examples) < 7 {
+		t.Fatalf("want an example per fabric, found %v (%v)", examples, err)
+	}
+	for _, ex := range examples {
+		name := "fabric/" + strings.TrimSuffix(filepath.Base(ex), ".yaml")
+		t.Run(name, func(t *testing.T) { goldenCase(t, name, filepath.Join("examples", name+".yaml")) })
+	}
+}

@@ -17,6 +17,9 @@ func Text(w io.Writer, p *Plan) {
 	if p.Fit != nil {
 		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit))
 	}
+	if p.Fabric != nil {
+		fmt.Fprintf(w, "  Fabric:   %s\n", fabricLine(p.Fabric))
+	}
 	for _, c := range p.Storage {
 		fmt.Fprintf(w, "  Storage:  %s\n", claimLine(c))
 	}
@@ -55,6 +58,9 @@ func Markdown(w io.Writer, p *Plan) {
 	fmt.Fprintf(w, "| Compute | %s |\n", mdEscape(computeLine(p.Compute)))
 	if p.Fit != nil {
 		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit)))
+	}
+	if p.Fabric != nil {
+		fmt.Fprintf(w, "| Fabric | %s |\n", mdEscape(fabricLine(p.Fabric)))
 	}
 	for _, c := range p.Storage {
 		fmt.Fprintf(w, "| Storage | %s |\n", mdEscape(claimLine(c)))
@@ -107,7 +113,7 @@ func computeLine(c Compute) string {
 	}
 	s := fmt.Sprintf("%d node(s) x %d %s = %d device(s); world size %d", c.Nodes, c.DevicesPerNode, c.Resource, c.Devices, c.WorldSize)
 	if c.WorldSize != c.Devices {
-		s += " (one process per NeuronCore, two per Trainium chip)"
+		s += fmt.Sprintf(" (one process per NeuronCore, %d per Trainium chip)", c.WorldSize/max(c.Devices, 1))
 	}
 	return s
 }
@@ -172,7 +178,24 @@ func peakLine(p *Plan) string {
 }
 
 func podLine(pc rules.PodCompute) string {
-	return fmt.Sprintf("%s: %d pod(s) x %d %s", pc.Path, pc.Replicas, pc.Devices, pc.Resource)
+	s := fmt.Sprintf("%s: %d pod(s) x %d %s", pc.Path, pc.Replicas, pc.Devices, pc.Resource)
+	if pc.Fabric != "" {
+		s += " [" + pc.Fabric + "]"
+	}
+	return s
+}
+
+func fabricLine(f *Fabric) string {
+	var s string
+	if f.Kind == "" {
+		s = fmt.Sprintf("none: NCCL over the primary NIC, about %g Gbit/s per node; %s would give about %g (accelerator.fabric: auto)", f.TCPGbps, f.Native, f.Gbps)
+	} else {
+		s = fmt.Sprintf("%s, about %g Gbit/s per node (the primary NIC alone: about %g)", f.Kind, f.Gbps, f.TCPGbps)
+	}
+	if len(f.Missing) > 0 {
+		s += "; without it: " + strings.Join(f.Missing, ", ")
+	}
+	return s
 }
 
 func findingLine(f Finding) string {

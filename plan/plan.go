@@ -25,6 +25,7 @@ type Plan struct {
 	Type        string  `json:"type"`
 	Compute     Compute `json:"compute"`
 	Fit         *Fit    `json:"fit,omitempty"`
+	Fabric      *Fabric `json:"fabric,omitempty"`
 	Storage     []Claim `json:"storage"`
 	Steps       []Step  `json:"steps"`
 	// Peak is the most accelerator pods the set ever asks for at once: all
@@ -41,6 +42,15 @@ type Compute struct {
 	Resource       string `json:"resource,omitempty"`
 	Devices        int64  `json:"devices"`   // nodes x devices per node
 	WorldSize      int64  `json:"worldSize"` // processes: one per GPU, one per NeuronCore (two per Trainium chip)
+}
+
+// Fabric is how the run's nodes exchange data, and at what bandwidth.
+type Fabric struct {
+	Kind    string   `json:"kind"`             // the fabric wired, "" for none (NCCL over the primary NIC)
+	Native  string   `json:"native,omitempty"` // the profile's fabric
+	Gbps    float64  `json:"gbpsPerNode,omitempty"`
+	TCPGbps float64  `json:"tcpGbpsPerNode,omitempty"` // the primary NIC alone
+	Missing []string `json:"missing,omitempty"`        // accelerator pods of the run without the fabric's wiring
 }
 
 // Fit is the memory estimate behind rule LR008.
@@ -104,7 +114,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		p.Compute.WorldSize = p.Compute.Devices
 		switch {
 		case res == "aws.amazon.com/neuron":
-			p.Compute.WorldSize *= 2
+			p.Compute.WorldSize *= w.NeuronCoresPerDevice()
 		case res == "":
 			p.Compute.Devices, p.Compute.DevicesPerNode, p.Compute.WorldSize = 0, 0, w.Nodes
 		}
@@ -116,6 +126,9 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	}
 	p.Storage = claims(objs)
 	p.Steps = steps(objs)
+	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && w.Nodes > 1 && str(w.Acc, "fabric") != "" {
+		p.Fabric = fabricOf(w, p.Steps)
+	}
 	for _, s := range p.Steps {
 		for _, pc := range s.Pods {
 			p.Peak += pc.Replicas
@@ -377,4 +390,36 @@ func walk(v any, fn func(map[string]any)) {
 			walk(e, fn)
 		}
 	}
+}
+
+// fabricOf summarises the run's fabric: what is wired, the bandwidth it
+// gives a node, and the run's accelerator pods that lack it.
+func fabricOf(w *rules.Workload, steps []Step) *Fabric {
+	f := &Fabric{Kind: w.FabricOf(), Native: str(w.Acc, "fabric"), Gbps: number(w.Acc, "fabricGbps"), TCPGbps: number(w.Acc, "tcpGbps")}
+	for _, s := range steps {
+		if s.Name != "run" {
+			continue
+		}
+		for _, pc := range s.Pods {
+			if pc.Devices > 0 && (pc.Fabric == "" || pc.Fabric == "tcp by choice") {
+				f.Missing = append(f.Missing, pc.Path)
+			}
+		}
+	}
+	return f
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func number(m map[string]any, key string) float64 {
+	switch n := m[key].(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
 }

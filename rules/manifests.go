@@ -36,11 +36,12 @@ func (o Object) Where() string {
 	return o.id()
 }
 
-// podTemplate is one pod spec inside an object, with how many pods (nodes)
-// run it.
+// podTemplate is one pod spec inside an object, with its metadata and how
+// many pods (nodes) run it.
 type podTemplate struct {
 	path     string
 	spec     map[string]any
+	meta     map[string]any
 	replicas int64
 }
 
@@ -48,23 +49,27 @@ type podTemplate struct {
 // (and that people write by hand).
 func podTemplates(o Object) []podTemplate {
 	d := o.Doc
-	one := func(path string, spec map[string]any, n int64) []podTemplate {
+	// one takes a pod template (metadata and spec) at path.
+	one := func(path string, template map[string]any, n int64) []podTemplate {
+		spec := mapAt(template, "spec")
 		if spec == nil {
 			return nil
 		}
 		if n < 1 {
 			n = 1
 		}
-		return []podTemplate{{path, spec, n}}
+		if path != "" {
+			path += "."
+		}
+		return []podTemplate{{path + "spec", spec, mapAt(template, "metadata"), n}}
 	}
 	switch o.kind() {
 	case "Pod":
-		return one("spec", mapAt(d, "spec"), 1)
+		return one("", d, 1)
 	case "Job":
-		n := integer(d, "spec", "parallelism")
-		return one("spec.template.spec", mapAt(d, "spec", "template", "spec"), n)
+		return one("spec.template", mapAt(d, "spec", "template"), integer(d, "spec", "parallelism"))
 	case "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet":
-		return one("spec.template.spec", mapAt(d, "spec", "template", "spec"), integer(d, "spec", "replicas"))
+		return one("spec.template", mapAt(d, "spec", "template"), integer(d, "spec", "replicas"))
 	case "PyTorchJob":
 		return replicaSpecs(d, "pytorchReplicaSpecs")
 	case "MPIJob":
@@ -74,9 +79,9 @@ func podTemplates(o Object) []podTemplate {
 		if spec == nil {
 			return nil
 		}
-		out := one(path+".headGroupSpec.template.spec", mapAt(spec, "headGroupSpec", "template", "spec"), 1)
+		out := one(path+".headGroupSpec.template", mapAt(spec, "headGroupSpec", "template"), 1)
 		for i, g := range list(spec, "workerGroupSpecs") {
-			out = append(out, one(fmt.Sprintf("%s.workerGroupSpecs[%d].template.spec", path, i), mapAt(g, "template", "spec"), integer(g, "replicas"))...)
+			out = append(out, one(fmt.Sprintf("%s.workerGroupSpecs[%d].template", path, i), mapAt(g, "template"), integer(g, "replicas"))...)
 		}
 		return out
 	}
@@ -114,7 +119,7 @@ func replicaSpecs(d map[string]any, field string) []podTemplate {
 			if r < 1 {
 				r = 1
 			}
-			out = append(out, podTemplate{fmt.Sprintf("spec.%s.%s.template.spec", field, n), spec, r})
+			out = append(out, podTemplate{fmt.Sprintf("spec.%s.%s.template.spec", field, n), spec, mapAt(specs[n], "template", "metadata"), r})
 		}
 	}
 	return out
@@ -166,19 +171,36 @@ func objFinding(rule string, sev Severity, o Object, field, format string, args 
 }
 
 // Facts are what the manifest rules know about the cluster beyond the
-// objects: the catalog's storage classes whose volumes live on one node.
+// objects: the catalog's storage classes whose volumes live on one node,
+// its accelerator profiles (how pods select their nodes) and fabrics.
 type Facts struct {
 	NodeLocalClasses map[string]bool
+	Profiles         []ProfileFacts // by name
+	Fabrics          map[string]FabricFacts
 }
 
 // FactsFrom reads the facts from a values tree with a catalog (the built-in
 // chart's, or merged values that override it).
 func FactsFrom(v map[string]any) Facts {
-	f := Facts{NodeLocalClasses: map[string]bool{}}
+	f := Facts{NodeLocalClasses: map[string]bool{}, Fabrics: map[string]FabricFacts{}}
 	for name, c := range mapAt(v, "catalog", "storageClasses") {
 		if boolean(c, "nodeLocal") {
 			f.NodeLocalClasses[name] = true
 		}
+	}
+	accs := mapAt(v, "catalog", "accelerators")
+	for _, name := range values.SortedKeys(accs) {
+		sel := map[string]string{}
+		for k, val := range mapAt(accs[name], "nodeSelector") {
+			if s, ok := val.(string); ok {
+				sel[k] = s
+			}
+		}
+		f.Profiles = append(f.Profiles, ProfileFacts{Name: name, NodeSelector: sel, Fabric: str(accs[name], "fabric"),
+			CoresPerDevice: integer(accs[name], "coresPerDevice"), DefaultLnc: integer(accs[name], "defaultLnc")})
+	}
+	for name, fab := range mapAt(v, "catalog", "fabrics") {
+		f.Fabrics[name] = FabricFacts{Platform: str(fab, "platform"), Interfaces: len(list(fab, "interfaces")), Releases: mapAt(fab, "releases")}
 	}
 	return f
 }
@@ -188,7 +210,9 @@ func CheckObjects(objs []Object, facts Facts) []Finding {
 	var fs []Finding
 	for _, rule := range []func([]Object) []Finding{
 		func(objs []Object) []Finding { return rwoShared(objs, facts) },
-		nprocMatchesDevices, indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets,
+		func(objs []Object) []Finding { return fabricWiring(objs, facts) },
+		func(objs []Object) []Finding { return nprocMatchesDevices(objs, facts) },
+		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets,
 	} {
 		fs = append(fs, rule(objs)...)
 	}
@@ -199,7 +223,7 @@ func CheckObjects(objs []Object, facts Facts) []Finding {
 var nprocRE = lazy.Regexp(`--nproc[_-]per[_-]node[= ]+(\d+)\b`)
 
 // LR001: torchrun must start one process per device the pod gets.
-func nprocMatchesDevices(objs []Object) []Finding {
+func nprocMatchesDevices(objs []Object, facts Facts) []Finding {
 	var out []Finding
 	for _, o := range objs {
 		for _, pt := range podTemplates(o) {
@@ -213,7 +237,7 @@ func nprocMatchesDevices(objs []Object) []Finding {
 				nproc, _ := strconv.ParseInt(m[1], 10, 64)
 				want := n
 				if res == "aws.amazon.com/neuron" {
-					want = n * 2 // one process per NeuronCore, two per Trainium chip
+					want = n * facts.neuronCores(pt.spec, cm) // one process per (logical) NeuronCore
 				}
 				if nproc != want {
 					out = append(out, objFinding("LR001", Error, o, fmt.Sprintf("%s.containers[%d]", pt.path, i),
@@ -545,14 +569,15 @@ type PodCompute struct {
 	Path     string `json:"path"`     // field path of the pod spec
 	Replicas int64  `json:"replicas"` // pods (nodes) that run it
 	Resource string `json:"resource,omitempty"`
-	Devices  int64  `json:"devices"` // accelerator devices per pod, all containers
+	Devices  int64  `json:"devices"`          // accelerator devices per pod, all containers
+	Fabric   string `json:"fabric,omitempty"` // its fabric wiring, as a reviewer reads it
 }
 
 // Compute lists the pod templates of an object with their device requests.
 func Compute(o Object) []PodCompute {
 	var out []PodCompute
 	for _, pt := range podTemplates(o) {
-		pc := PodCompute{Path: pt.path, Replicas: pt.replicas}
+		pc := PodCompute{Path: pt.path, Replicas: pt.replicas, Fabric: podFabric(pt)}
 		for _, c := range list(pt.spec, "containers") {
 			cm, _ := c.(map[string]any)
 			if res, n := devicesOf(cm); n > 0 {

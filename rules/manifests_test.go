@@ -29,6 +29,20 @@ func loadObjects(t *testing.T, path string) []Object {
 	return out
 }
 
+// chartFacts are the facts of the built-in chart's catalog.
+func chartFacts(t *testing.T) Facts {
+	t.Helper()
+	data, err := os.ReadFile("../charts/llm/values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return FactsFrom(v)
+}
+
 // Each manifest rule has a fixture that breaks it and one that does not.
 func TestManifestRuleFixtures(t *testing.T) {
 	bad, err := filepath.Glob("../testdata/rules/LR*-bad.yaml")
@@ -38,12 +52,12 @@ func TestManifestRuleFixtures(t *testing.T) {
 	for _, path := range bad {
 		id := strings.SplitN(filepath.Base(path), "-", 2)[0]
 		t.Run(id, func(t *testing.T) {
-			found := CheckObjects(loadObjects(t, path), Facts{})
+			found := CheckObjects(loadObjects(t, path), chartFacts(t))
 			if !hasRule(found, id) {
 				t.Errorf("%s: rule %s did not fire; findings: %v", path, id, found)
 			}
 			good := strings.Replace(path, "-bad.yaml", "-good.yaml", 1)
-			if found := CheckObjects(loadObjects(t, good), Facts{}); hasRule(found, id) {
+			if found := CheckObjects(loadObjects(t, good), chartFacts(t)); hasRule(found, id) {
 				t.Errorf("%s: rule %s fired on the good fixture: %v", good, id, found)
 			}
 		})
@@ -70,10 +84,24 @@ func TestManifestRuleMessages(t *testing.T) {
 		"LR007-bad.yaml": {"error LR007: Pod/p: spec.containers[0]: memory limit 32Gi is below the /dev/shm size 64Gi"},
 		"LR010-bad.yaml": {"warning LR010: Pod/p: spec: container main pulls img:latest with imagePullPolicy Always"},
 		"LR012-bad.yaml": {"error LR012: MPIJob/m: spec.mpiReplicaSpecs.Launcher: mpirun -np 8 but 4 workers x 1 slots = 4 ranks"},
+		"LR020-bad.yaml": {
+			"warning LR020: Job/no-nics: spec.template.metadata.annotations: 2 pods on h100-mega-80gb nodes talk over eth0 only",
+			"error LR020: Job/miswired: spec.template.metadata.annotations.networking.gke.io/interfaces: attaches 3 extra NICs, but b200-180gb machines have 8 for gpudirect-rdma",
+			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon runs as a container, so the pod never completes",
+			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon gets no GPU device files",
+			"error LR020: Job/miswired: spec.template.spec.containers[1]: GPUDirect-TCPXO needs /dev/aperture_devices",
+			"error LR020: Job/miswired: spec.template.spec.containers[1].env: NCCL_PLUGIN_PATH names /usr/local/nccl-plugin/lib64, but no volume is mounted there",
+			"error LR020: Job/miswired: spec.template.spec.containers[1].env: eth0 is among the GPUDirect data NICs",
+			"error LR020: Pod/bad-json: metadata.annotations.networking.gke.io/interfaces: is not a JSON list of interfaces",
+			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Master.template.spec: requests no EFA devices while spec.pytorchReplicaSpecs.Worker.template.spec does",
+			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env: FI_PROVIDER=tcp keeps libfabric off the EFA devices",
+			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.volumes[0]: a hostPath of /dev/infiniband",
+			"error LR020: Pod/pair: spec: daemon v1.0.21 is from release v1.0.15 and plugin v1.0.17 from release v1.0.17",
+		},
 		"LR016-bad.yaml": {"error LR016: Pod/p: spec: container main sets HF_TOKEN to a literal value"},
 	}
 	for file, wants := range cases {
-		found := CheckObjects(loadObjects(t, filepath.Join("../testdata/rules", file)), Facts{})
+		found := CheckObjects(loadObjects(t, filepath.Join("../testdata/rules", file)), chartFacts(t))
 		var text []string
 		for _, f := range found {
 			text = append(text, f.String())

@@ -109,6 +109,11 @@ func (c *Cluster) start(t Tools) error {
 		"--kubeconfig", k, "--leader-elect=false", "--schedule-period", "200ms"); err != nil {
 		return err
 	}
+	for _, dc := range DeviceClasses() {
+		if _, err := c.Client.ResourceV1().DeviceClasses().Create(ctx, dc, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
 	for _, sc := range StorageClasses() {
 		if _, err := c.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
 			return err

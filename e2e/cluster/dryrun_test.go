@@ -45,7 +45,9 @@ func exampleSets(t *testing.T) []manifestSet {
 		sets = append(sets, manifestSet{label, namespace, objs})
 	}
 	examples, err := filepath.Glob("../../examples/*.yaml")
-	if err != nil || len(examples) == 0 {
+	fabrics, _ := filepath.Glob("../../examples/fabric/*.yaml")
+	examples = append(examples, fabrics...)
+	if err != nil || len(examples) == 0 || len(fabrics) == 0 {
 		t.Fatal("no examples")
 	}
 	for _, ex := range examples {

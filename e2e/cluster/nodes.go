@@ -3,8 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,6 +42,10 @@ type Shape struct {
 	Labels      map[string]string
 	Taints      []corev1.Taint
 	Daemons     corev1.ResourceList // the platform's DaemonSets on the node
+	// DRA devices the node's drivers publish, by driver (GKE's managed
+	// RDMA NICs on A3 Ultra and A4), each as a ResourceSlice the real
+	// scheduler allocates claims from.
+	DRA map[string]int
 }
 
 const (
@@ -81,9 +87,9 @@ func shape(machine string, vcpu, pods int64, memory func() (int64, int64), devic
 	drivers := []string{"zfs.csi.openebs.io"} // on premises
 	switch {
 	case labels["cloud.google.com/gke-nodepool"] != "":
-		drivers = []string{"pd.csi.storage.gke.io", "filestore.csi.storage.gke.io"}
+		drivers = []string{"pd.csi.storage.gke.io", "filestore.csi.storage.gke.io", "parallelstore.csi.storage.gke.io"}
 	case labels["eks.amazonaws.com/nodegroup"] != "":
-		drivers = []string{"ebs.csi.aws.com", "fsx.csi.aws.com"}
+		drivers = []string{"ebs.csi.aws.com", "fsx.csi.aws.com", "efs.csi.aws.com"}
 	}
 	s := Shape{Machine: machine, Labels: labels, Taints: taints, Daemons: daemons, CSIDrivers: drivers,
 		Capacity: corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(vcpu, resource.DecimalSI),
@@ -102,6 +108,7 @@ func shape(machine string, vcpu, pods int64, memory func() (int64, int64), devic
 var (
 	gpuTaint    = []corev1.Taint{{Key: "nvidia.com/gpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
 	neuronTaint = []corev1.Taint{{Key: "aws.amazon.com/neuron", Effect: corev1.TaintEffectNoSchedule}}
+	eksGPUTaint = []corev1.Taint{{Key: "nvidia.com/gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
 	// kube-proxy, fluentbit-gke, gke-metrics-agent, gke-metadata-server,
 	// netd, pdcsi-node, the GPU device plugin: about 0.5 CPU and 0.7 GiB.
 	gkeDaemons = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("700Mi")}
@@ -128,9 +135,34 @@ func eks(machine string) map[string]string {
 		"topology.kubernetes.io/region": "us-west-2", "eks.amazonaws.com/capacityType": "ON_DEMAND"}
 }
 
-func trainium(efa string) map[corev1.ResourceName]string {
+// eksGPU labels an EKS GPU node as AWS's EFA pattern does (the node
+// group's labels, beside the instance type).
+func eksGPU(machine string) map[string]string {
+	l := eks(machine)
+	l["vpc.amazonaws.com/efa.present"], l["nvidia.com/gpu.present"] = "true", "true"
+	return l
+}
+
+// EFA instances pre-allocate 5128 x 2 MiB huge pages at boot.
+const efaHugepages = "10256Mi"
+
+func trainium(cores, efa string) map[corev1.ResourceName]string {
 	return map[corev1.ResourceName]string{"aws.amazon.com/neuron": "16", "aws.amazon.com/neurondevice": "16",
-		"aws.amazon.com/neuroncore": "32", "vpc.amazonaws.com/efa": efa, "hugepages-2Mi": "10256Mi"}
+		"aws.amazon.com/neuroncore": cores, "vpc.amazonaws.com/efa": efa, "hugepages-2Mi": efaHugepages}
+}
+
+func gpusWithEFA(efa string) map[corev1.ResourceName]string {
+	return map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": efa, "hugepages-2Mi": efaHugepages}
+}
+
+// RDMADriver is the DRA driver of GKE's managed RDMA NICs, as the chart's
+// catalog names its device class.
+const RDMADriver = "mrdma.google.com"
+
+// withRDMA gives a GKE A3 Ultra or A4 machine its 8 RDMA NICs as DRA devices.
+func withRDMA(s Shape) Shape {
+	s.DRA = map[string]int{RDMADriver: 8}
+	return s
 }
 
 // Shapes are the machines of the accelerator profiles, by profile name,
@@ -149,9 +181,17 @@ var Shapes = map[string]Shape{
 	}(),
 	"h100-80gb":      shape("a3-highgpu-8g", 208, 110, func() (int64, int64) { return gkeMemory(1872) }, gpus8, gke("a3-highgpu-8g", "nvidia-h100-80gb"), gpuTaint, gkeDaemons),
 	"h100-mega-80gb": shape("a3-megagpu-8g", 208, 110, func() (int64, int64) { return gkeMemory(1872) }, gpus8, gke("a3-megagpu-8g", "nvidia-h100-mega-80gb"), gpuTaint, gkeDaemons),
-	"h200-141gb":     shape("a3-ultragpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(2952) }, gpus8, gke("a3-ultragpu-8g", "nvidia-h200-141gb"), gpuTaint, gkeDaemons),
-	"trn1-32xlarge":  shape("trn1.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("8"), eks("trn1.32xlarge"), neuronTaint, eksDaemons),
-	"trn1n-32xlarge": shape("trn1n.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("16"), eks("trn1n.32xlarge"), neuronTaint, eksDaemons),
+	"h200-141gb":     withRDMA(shape("a3-ultragpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(2952) }, gpus8, gke("a3-ultragpu-8g", "nvidia-h200-141gb"), gpuTaint, gkeDaemons)),
+	"b200-180gb":     withRDMA(shape("a4-highgpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(3968) }, gpus8, gke("a4-highgpu-8g", "nvidia-b200"), gpuTaint, gkeDaemons)),
+	"trn1-32xlarge":  shape("trn1.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("32", "8"), eks("trn1.32xlarge"), neuronTaint, eksDaemons),
+	"trn1n-32xlarge": shape("trn1n.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("32", "16"), eks("trn1n.32xlarge"), neuronTaint, eksDaemons),
+	// trn2 at the default LNC=2: 64 logical NeuronCores.
+	"trn2-48xlarge": shape("trn2.48xlarge", 192, 100, func() (int64, int64) { return eksMemory(2048, 100, 10256) }, trainium("64", "16"), eks("trn2.48xlarge"), neuronTaint, eksDaemons),
+	// EKS GPU machines with EFA; AWS's pattern taints them nvidia.com/gpu=true.
+	"p5-48xlarge":      shape("p5.48xlarge", 192, 100, func() (int64, int64) { return eksMemory(2048, 100, 10256) }, gpusWithEFA("32"), eksGPU("p5.48xlarge"), eksGPUTaint, eksDaemons),
+	"p5e-48xlarge":     shape("p5e.48xlarge", 192, 100, func() (int64, int64) { return eksMemory(2048, 100, 10256) }, gpusWithEFA("32"), eksGPU("p5e.48xlarge"), eksGPUTaint, eksDaemons),
+	"p5en-48xlarge":    shape("p5en.48xlarge", 192, 198, func() (int64, int64) { return eksMemory(2048, 198, 10256) }, gpusWithEFA("16"), eksGPU("p5en.48xlarge"), eksGPUTaint, eksDaemons),
+	"p6-b200-48xlarge": shape("p6-b200.48xlarge", 192, 198, func() (int64, int64) { return eksMemory(2048, 198, 10256) }, gpusWithEFA("8"), eksGPU("p6-b200.48xlarge"), eksGPUTaint, eksDaemons),
 	// GKE e2-standard-8 (8 vCPU, 32 GiB): the CPU profile's machine.
 	"cpu": shape("e2-standard-8", 8, 110, func() (int64, int64) { return gkeMemory(32) }, nil, gke("e2-standard-8", ""), nil, gkeDaemons),
 	// GKE e2-standard-16 (16 vCPU, 64 GiB): the CPU pool beside GPU pools,
@@ -217,10 +257,36 @@ func (c *Cluster) AddNodes(ctx context.Context, scenario string, specs []NodeSpe
 			if _, err := c.Client.CoreV1().Pods("kube-system").Create(ctx, daemons, metav1.CreateOptions{}); err != nil {
 				return nil, err
 			}
+			if err := c.publishDevices(ctx, name, shape.DRA); err != nil {
+				return nil, err
+			}
 			names = append(names, name)
 		}
 	}
 	return names, nil
+}
+
+// publishDevices does what a DRA driver does on a node: one ResourceSlice
+// per driver with the node's devices.
+func (c *Cluster) publishDevices(ctx context.Context, node string, drivers map[string]int) error {
+	for driver, n := range drivers {
+		slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-" + strings.ReplaceAll(driver, ".", "-")},
+			Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: &node, Pool: resourcev1.ResourcePool{Name: node, ResourceSliceCount: 1}}}
+		for i := range n {
+			slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("rdma-%d", i)})
+		}
+		if _, err := c.Client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeviceClasses are the DRA device classes the platforms install (GKE 1.34+
+// installs its networking classes itself).
+func DeviceClasses() []*resourcev1.DeviceClass {
+	return []*resourcev1.DeviceClass{{ObjectMeta: metav1.ObjectMeta{Name: RDMADriver},
+		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + RDMADriver + `"`}}}}}}
 }
 
 // RemoveNodes deletes a scenario's nodes and their daemon pods.
@@ -230,6 +296,7 @@ func (c *Cluster) RemoveNodes(ctx context.Context, names []string) {
 		c.Client.CoreV1().Pods("kube-system").Delete(ctx, "daemons-"+n, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		c.Client.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
 		c.Client.StorageV1().CSINodes().Delete(ctx, n, metav1.DeleteOptions{})
+		c.Client.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "spec.nodeName=" + n})
 	}
 }
 

@@ -45,7 +45,8 @@ var (
 )
 
 // shellScript returns the script of a container that runs a shell with -c,
-// or "" when the container runs a program directly.
+// with "$@" replaced by the words after $0, or "" when the container runs a
+// program directly.
 func shellScript(c corev1.Container) string {
 	argv := append(append([]string{}, c.Command...), c.Args...)
 	if len(argv) == 0 {
@@ -62,6 +63,12 @@ func shellScript(c corev1.Container) string {
 				rest = rest[1:]
 			}
 			if len(rest) > 0 {
+				// Words after the script are $0, $1, ...: "$@" stands for
+				// $1 onwards (the chart's fabric wrapper runs the program
+				// that way).
+				if len(rest) > 2 {
+					return strings.ReplaceAll(rest[0], `"$@"`, strings.Join(rest[2:], " "))
+				}
 				return rest[0]
 			}
 		}

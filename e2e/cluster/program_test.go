@@ -3,6 +3,8 @@ package cluster
 import (
 	"reflect"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The interpreter reads the chart's step scripts, and the one-line form
@@ -33,5 +35,25 @@ func TestParseScript(t *testing.T) {
 				t.Errorf("got %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// The chart's fabric wrapper runs the program as "$@" (the words after $0):
+// the runtime sees torchrun behind it, a gang like any other.
+func TestParseFabricWrapper(t *testing.T) {
+	c := corev1.Container{Command: []string{"/bin/bash", "-c",
+		". /usr/local/gib/scripts/set_nccl_env.sh\nset -o pipefail\n\"$@\" 2>&1 | while IFS= read -r line; do\n  printf '%s\\n' \"$line\"\ndone",
+		"fabric", "torchrun", "--nnodes=2", "--nproc_per_node=8", "train.py"}}
+	gangs := 0
+	for _, s := range parseContainer(c) {
+		if s.kind == gang {
+			gangs++
+			if s.ranks != "2" {
+				t.Errorf("gang of %q ranks, want 2: %s", s.ranks, s.text)
+			}
+		}
+	}
+	if gangs != 1 {
+		t.Errorf("%d gangs in %v, want 1", gangs, parseContainer(c))
 	}
 }

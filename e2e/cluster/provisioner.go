@@ -22,14 +22,16 @@ type Driver struct {
 
 // Drivers are the CSI drivers of the simulated clusters, with what the
 // real drivers do (see catalog.storageClasses for sources): block storage
-// is zonal and single-writer, Filestore and FSx are shared, ZFS LocalPV
+// is zonal and single-writer, Filestore, Parallelstore, EFS and FSx are shared, ZFS LocalPV
 // lives on one node.
 var Drivers = map[string]Driver{
-	"pd.csi.storage.gke.io":        {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}, "zone"},
-	"filestore.csi.storage.gke.io": {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, "zone"},
-	"ebs.csi.aws.com":              {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone"},
-	"fsx.csi.aws.com":              {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, ""},
-	"zfs.csi.openebs.io":           {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, "node"},
+	"pd.csi.storage.gke.io":            {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}, "zone"},
+	"filestore.csi.storage.gke.io":     {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, "zone"},
+	"ebs.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone"},
+	"fsx.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, ""},
+	"efs.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, ""},
+	"parallelstore.csi.storage.gke.io": {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, "zone"},
+	"zfs.csi.openebs.io":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, "node"},
 }
 
 // StorageClasses are the classes every simulated cluster has, named as the
@@ -46,8 +48,11 @@ func StorageClasses() []*storagev1.StorageClass {
 		def,
 		class("premium-rwo", "pd.csi.storage.gke.io", wffc),
 		class("standard-rwx", "filestore.csi.storage.gke.io", wffc),
+		class("zonal-rwx", "filestore.csi.storage.gke.io", wffc),
+		class("parallelstore-rwx", "parallelstore.csi.storage.gke.io", wffc),
 		class("gp3", "ebs.csi.aws.com", wffc),
 		class("fsx-sc", "fsx.csi.aws.com", immediate),
+		class("efs-sc", "efs.csi.aws.com", immediate),
 		class("openebs-zfspv", "zfs.csi.openebs.io", wffc),
 	}
 }

@@ -307,3 +307,31 @@ func TestMarkersNameTheirInputs(t *testing.T) {
 		})
 	}
 }
+
+// Every fabric example runs to completion on machines shaped as their cloud
+// makes them: EFA devices and huge pages on EKS, the RDMA NICs published
+// as DRA devices on A3 Ultra and A4 (the real scheduler allocates the
+// claims), and the GPUDirect daemons as native sidecars that must not keep
+// a Job from completing.
+func TestFabrics(t *testing.T) {
+	cases := []struct {
+		example string
+		nodes   []NodeSpec
+		peak    int
+	}{
+		{"gke-a3high-tcpx-indexed-job", gkeNodes("h100-80gb", 2), 2},
+		{"gke-a3mega-tcpxo-hostnetwork-pytorchjob", gkeNodes("h100-mega-80gb", 4), 4},
+		{"gke-a3ultra-rdma-pytorchjob", gkeNodes("h200-141gb", 2), 2},
+		{"gke-a4-rdma-dra-indexed-job", gkeNodes("b200-180gb", 2), 2},
+		{"eks-p5-efa-pytorchjob", eksNodes("p5-48xlarge", 2), 2},
+		{"eks-p5en-efa-mpijob", eksNodes("p5en-48xlarge", 2), 2},
+		{"eks-trn2-efa-mpijob", eksNodes("trn2-48xlarge", 2), 2},
+	}
+	for i, c := range cases {
+		t.Run(c.example, func(t *testing.T) {
+			t.Parallel()
+			runScenario(t, Scenario{Name: fmt.Sprintf("fabric%d", i), Apply: "kubectl", Nodes: c.nodes}, c.peak,
+				[]string{filepath.Join("..", "..", "examples", "fabric", c.example+".yaml")})
+		})
+	}
+}

@@ -11,16 +11,13 @@ fields as YAML, optional).
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   {{- with get . "command" }}
   command:
-    {{- . | nindent 4 }}
+    {{- include "llm.fabric.wrap" (dict "fabric" $.ctx.fabric "command" (fromYamlArray .)) | nindent 4 }}
   {{- end }}
   {{- with $v.workload.workingDir }}
   workingDir: {{ . | quote }}
   {{- end }}
   env:
-    {{- include "llm.env" . | nindent 4 }}
-    {{- with get . "extraEnv" }}
-    {{- . | nindent 4 }}
-    {{- end }}
+    {{- include "llm.env" (merge (dict "fabric" true) .) | nindent 4 }}
   resources:
     {{- include "llm.resources" . | nindent 4 }}
   securityContext:
@@ -30,6 +27,9 @@ fields as YAML, optional).
       mountPath: {{ $v.storage.mountPath | quote }}
     - name: dshm
       mountPath: /dev/shm
+    {{- with .ctx.fabric.mounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
     {{- with $v.workload.extraVolumeMounts }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
@@ -126,6 +126,7 @@ again. Inputs (dict): root, ctx, step (an entry of ctx.steps).
 {{- $devices := dict -}}
 {{- if $c.acc.resource }}{{ $_ := set $devices $c.acc.resource (int $c.devices) }}{{ end -}}
 {{- range $k, $n := get $c.acc "extraResources" | default dict }}{{ $_ := set $devices $k (int $n) }}{{ end -}}
+{{- range $k, $n := $c.fabric.resources }}{{ $_ := set $devices $k $n }}{{ end -}}
 requests:
   cpu: {{ $c.cpu | quote }}
   memory: {{ $c.memory | quote }}
@@ -137,50 +138,68 @@ limits:
   {{- range $k, $n := $devices }}
   {{ $k }}: {{ $n }}
   {{- end }}
+{{- with $c.fabric.claims }}
+claims:
+  {{- range . }}
+  - name: {{ .name }}
+  {{- end }}
+{{- end }}
 {{- end -}}
 
-{{/* llm.securityContext: baseline, plus the capabilities the profile needs. Inputs (dict): ctx. */}}
+{{/*
+llm.securityContext: of the containers that run the model: no privilege
+escalation, plus the capabilities the profile and its fabric need; the
+fabric's host-network form runs privileged, as its recipes do.
+Inputs (dict): ctx.
+*/}}
 {{- define "llm.securityContext" -}}
+{{- $caps := concat (get .ctx.acc "capabilities" | default list) .ctx.fabric.capabilities | uniq -}}
+{{- if .ctx.fabric.privileged }}
+privileged: true
+{{- else }}
 allowPrivilegeEscalation: false
-{{- with get .ctx.acc "capabilities" }}
+{{- with $caps }}
 capabilities:
   add:
     {{- toYaml . | nindent 4 }}
 {{- end }}
+{{- end }}
 {{- end -}}
 
-{{/* llm.env: the environment of the containers that run the model. Inputs (dict): root, ctx. */}}
+{{/*
+llm.env: the environment of the containers that run the model: what the
+chart sets, the profile's, the fabric's (with fabric: true), then the
+user's workload.env. A later entry replaces an earlier one of the same name
+in its place, so a user can override any variable and none is listed twice.
+Inputs (dict): root, ctx, fabric (optional), extraEnv (optional, a YAML list
+added before the user's).
+*/}}
 {{- define "llm.env" -}}
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
-- name: MODEL_ID
-  value: {{ get $c.model "hfRepo" | default $v.model.name | quote }}
-- name: MODEL_DIR
-  value: {{ $c.modelDir | quote }}
-{{- with get $c.model "dataset" }}
-- name: DATASET
-  value: {{ . | quote }}
-{{- end }}
-{{- if and (eq $v.workload.type "inference") (not (or $v.workload.command $v.workload.script)) }}
-- name: PROMPT
-  value: {{ $v.workload.prompt | quote }}
-- name: MAX_NEW_TOKENS
-  value: {{ int $v.workload.maxNewTokens | quote }}
-{{- end }}
-{{- with $v.output.uri }}
-- name: OUTPUT_URI
-  value: {{ . | quote }}
-{{- end }}
-{{- include "llm.env.token" . }}
-{{- if $c.neuron }}
-- name: NEURON_COMPILE_CACHE_URL
-  value: {{ printf "%s/neuron_cache" $v.storage.mountPath | quote }}
-{{- end }}
-{{- with get $c.acc "env" }}
-{{ toYaml . }}
-{{- end }}
-{{- with $v.workload.env }}
-{{ toYaml . }}
+{{- $env := list (dict "name" "MODEL_ID" "value" (get $c.model "hfRepo" | default $v.model.name)) (dict "name" "MODEL_DIR" "value" $c.modelDir) -}}
+{{- with get $c.model "dataset" }}{{ $env = append $env (dict "name" "DATASET" "value" .) }}{{ end -}}
+{{- if and (eq $v.workload.type "inference") (not (or $v.workload.command $v.workload.script)) -}}
+{{- $env = concat $env (list (dict "name" "PROMPT" "value" $v.workload.prompt) (dict "name" "MAX_NEW_TOKENS" "value" (printf "%d" (int $v.workload.maxNewTokens)))) -}}
+{{- end -}}
+{{- with $v.output.uri }}{{ $env = append $env (dict "name" "OUTPUT_URI" "value" .) }}{{ end -}}
+{{- $env = concat $env (include "llm.env.token" . | fromYamlArray) -}}
+{{- if $c.neuron -}}
+{{- $env = append $env (dict "name" "NEURON_COMPILE_CACHE_URL" "value" (printf "%s/neuron_cache" $v.storage.mountPath)) -}}
+{{- if get $c.acc "lncChoices" }}{{ $env = append $env (dict "name" "NEURON_LOGICAL_NC_CONFIG" "value" (printf "%d" (int $c.lnc))) }}{{ end -}}
+{{- end -}}
+{{- $env = concat $env (get $c.acc "env" | default list) -}}
+{{- if get . "fabric" }}{{ $env = concat $env $c.fabric.env }}{{ end -}}
+{{- with get . "extraEnv" }}{{ $env = concat $env (fromYamlArray .) }}{{ end -}}
+{{- $env = concat $env $v.workload.env -}}
+{{- $byName := dict -}}
+{{- $names := list -}}
+{{- range $env -}}
+{{- if not (hasKey $byName .name) }}{{ $names = append $names .name }}{{ end -}}
+{{- $_ := set $byName .name . -}}
+{{- end -}}
+{{- range $names }}
+- {{ get $byName . | toJson }}
 {{- end }}
 {{- end -}}
 
@@ -215,7 +234,7 @@ Inputs (dict): root, ctx, script.
   workingDir: {{ . | quote }}
   {{- end }}
   env:
-    {{- include "llm.env" . | nindent 4 }}
+    {{- include "llm.env" (merge (dict "fabric" true) .) | nindent 4 }}
   resources:
     requests:
       cpu: "1"

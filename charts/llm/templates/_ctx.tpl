@@ -33,7 +33,12 @@ Where the steps run ("stepsInPod"):
 {{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
 {{- $nodes := int $v.workload.nodes -}}
 {{- $name := .Release.Name | trunc 40 | trimSuffix "-" -}}
-{{- $cores := int (get $a "coresPerDevice" | default 1) -}}
+{{- /* Logical cores per device: Trainium2 groups its physical cores by LNC. */ -}}
+{{- $lnc := int ($v.accelerator.lnc | default (get $a "defaultLnc") | default 1) -}}
+{{- if and (get $a "lncChoices") (not (has (toString $lnc) (get $a "lncChoices" | toStrings))) -}}
+{{- fail (printf "LR011: accelerator.lnc %d is not a logical NeuronCore config of %s (choices: %s)" $lnc $v.accelerator.profile (join ", " (get $a "lncChoices"))) -}}
+{{- end -}}
+{{- $cores := div (int (get $a "coresPerDevice" | default 1)) $lnc -}}
 {{- $neuron := hasPrefix "aws.amazon.com/neuron" $a.resource -}}
 {{- $mount := $v.storage.mountPath -}}
 {{- $markerDir := printf "%s/.llmrender" $mount -}}
@@ -77,6 +82,19 @@ Where the steps run ("stepsInPod"):
 {{- $steps = append $steps (dict "name" "precompile" "marker" (printf "%s/precompile-%s.done" $markerDir $hash) "inputs" $in) -}}
 {{- end -}}
 {{- $stepsInPod := and $singleNode (gt (len $steps) 0) -}}
+{{- /* The fabric: the profile's, when asked for by name or when the
+workload spans nodes; none with tcp. */ -}}
+{{- $native := get $a "fabric" | default "" -}}
+{{- $fabric := "" -}}
+{{- $want := $v.accelerator.fabric | default "auto" -}}
+{{- if eq $want "auto" -}}
+{{- if gt $nodes 1 }}{{ $fabric = $native }}{{ end -}}
+{{- else if ne $want "tcp" -}}
+{{- if ne $want $native -}}
+{{- fail (printf "LR019: accelerator.fabric %q is not the fabric of %s (%s); use auto, tcp or %q" $want $v.accelerator.profile (ternary "it has none" (printf "it has %s" $native) (eq $native "")) (ternary "auto" $native (eq $native ""))) -}}
+{{- end -}}
+{{- $fabric = $want -}}
+{{- end -}}
 model: {{ toJson $m }}
 acc: {{ toJson $a }}
 mode: {{ $mode | quote }}
@@ -99,4 +117,6 @@ memory: {{ $v.workload.memory | default (printf "%dGi" (max 1 (div (mul (int $a.
 program: {{ $program | quote }}
 steps: {{ toJson $steps }}
 stepsInPod: {{ $stepsInPod }}
+lnc: {{ $lnc }}
+fabric: {{ include "llm.fabric" (dict "root" . "acc" $a "kind" $fabric "tcp" (and (eq $want "tcp") (ne $native "")) "name" $name) }}
 {{- end -}}

@@ -4,7 +4,8 @@ other template writes pod metadata or placement.
 
 Two kinds of pods:
 - accelerator pods (accelerator: true) request the profile's devices: the
-  profile's node selector and tolerations, /dev/shm, and (later) its fabric;
+  profile's node selector and tolerations, /dev/shm, and its fabric
+  (ctx.fabric: annotations, init containers, volumes, host network, claims);
 - helper pods (downloads, preprocessing, launchers, shells) request little.
   They tolerate the accelerator nodes' taints, so they can run on a cluster
   whose only nodes are accelerator nodes. When the claim can be mounted by
@@ -36,6 +37,12 @@ metadata:
     {{- with include "llm.pod.labels" . | fromYaml }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- if get . "accelerator" }}
+  {{- with .ctx.fabric.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- end }}
 spec:
   {{- include "llm.pod.spec" . | nindent 2 }}
 {{- end -}}
@@ -57,11 +64,16 @@ kueue.x-k8s.io/queue-name: {{ . | quote }}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $c := .ctx -}}
+{{- $fabric := ternary $c.fabric dict (get . "accelerator" | default false) -}}
 {{- with get . "restartPolicy" }}
 restartPolicy: {{ . }}
 {{- end }}
 {{- with get . "subdomain" }}
 subdomain: {{ . }}
+{{- end }}
+{{- if get $fabric "hostNetwork" }}
+hostNetwork: true
+dnsPolicy: ClusterFirstWithHostNet
 {{- end }}
 {{- with $c.serviceAccount }}
 serviceAccountName: {{ . }}
@@ -84,9 +96,15 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with get . "initContainers" }}
+{{- $fabricInit := get $fabric "initContainers" }}
+{{- if or $fabricInit (get . "initContainers") }}
 initContainers:
+  {{- with $fabricInit }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+  {{- with get . "initContainers" }}
   {{- . | nindent 2 }}
+  {{- end }}
 {{- end }}
 containers:
   {{- .containers | nindent 2 }}
@@ -101,10 +119,17 @@ volumes:
     emptyDir:
       medium: Memory
       sizeLimit: {{ $c.acc.shmSize }}
+  {{- with $fabric.volumes }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
   {{- with $v.workload.extraVolumes }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
   {{- end }}
+{{- with get $fabric "claims" }}
+resourceClaims:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/*

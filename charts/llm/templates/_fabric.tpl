@@ -1,0 +1,236 @@
+{{/*
+llm.fabric: how an accelerator pod reaches the pods on other nodes, as
+JSON. llm.ctx computes it once (ctx.fabric); llm.pod.template and
+llm.container.main place it, so every accelerator pod of every mode
+carries the same wiring. It branches once on the kind; images, NICs,
+network names and NCCL settings are data (catalog.fabrics).
+
+Output keys:
+  kind            "" (none), gpudirect-tcpx, gpudirect-tcpxo, gpudirect-rdma or efa
+  annotations     pod annotations: GKE multi-networking and device injection
+  initContainers  what runs first: the NCCL plugin installer, then the
+                  receive daemon as a native sidecar (restartPolicy: Always:
+                  it runs beside the program, and a Job still completes)
+  volumes         pod volumes
+  mounts          volume mounts of the containers that run the model
+  env             their environment (llm.env merges it under the user's)
+  resources       device requests per pod (EFA devices, huge pages)
+  capabilities    capabilities the model's containers add
+  privileged      true in the host-network form, as the recipes run it
+  hostNetwork     true in the host-network form
+  claims          DRA claims (pod resourceClaims entries, each naming the
+                  ResourceClaimTemplate that fabric.yaml renders)
+  profile         a script the program sources first (the plugin's NCCL
+                  environment profile), or ""
+  net             the network NCCL names when it uses this fabric
+  guard           true when the run fails fast on NCCL's socket transport
+
+Inputs (dict): root, acc (the profile), kind (the resolved fabric, "" for
+none), tcp (true when the values opt out of the profile's fabric), name
+(the release's object name).
+*/}}
+{{- define "llm.fabric" -}}
+{{- $v := .root.Values -}}
+{{- $out := dict "kind" .kind "annotations" dict "initContainers" list "volumes" list "mounts" list "env" list "resources" dict "capabilities" list "privileged" false "hostNetwork" false "claims" list "profile" "" "net" "" "guard" false -}}
+{{- if .kind -}}
+{{- $f := get $v.catalog.fabrics .kind -}}
+{{- $neuron := hasPrefix "aws.amazon.com/neuron" .acc.resource -}}
+{{- $_ := set $out "net" (get $f "ncclNet" | default "") -}}
+{{- $_ := set $out "capabilities" (get $f "capabilities" | default list) -}}
+{{- $_ := set $out "env" ((get $f "env") | default list) -}}
+{{- if eq (get $f "platform") "GKE" -}}
+{{- include "llm.fabric.gke" (dict "root" .root "f" $f "kind" .kind "out" $out "name" .name) -}}
+{{- else -}}
+{{- /* EFA: the devices of the whole machine, and (GPUs) the huge pages
+aws-ofi-nccl registers its buffers in. */ -}}
+{{- $resources := dict (get $f "resource") (int (get .acc "efaDevices" | default 1)) -}}
+{{- with get .acc "efaHugepages" }}{{ $_ := set $resources "hugepages-2Mi" . }}{{ end -}}
+{{- $_ := set $out "resources" $resources -}}
+{{- end -}}
+{{- /* The guard reads NCCL's own log; Trainium has no NCCL. */ -}}
+{{- if and $v.fabric.guard (not $neuron) -}}
+{{- $_ := set $out "guard" true -}}
+{{- $_ := set $out "env" (concat $out.env (list (dict "name" "NCCL_DEBUG" "value" "INFO") (dict "name" "NCCL_DEBUG_SUBSYS" "value" "INIT,NET"))) -}}
+{{- end -}}
+{{- end -}}
+{{- /* A workload that opts out says so on its pods, for reviewers and for
+LR020, which otherwise warns about accelerator pods without their NICs. */ -}}
+{{- if get . "tcp" }}{{ $_ := set $out "annotations" (dict "llmrender.dev/fabric" "tcp") }}{{ end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/*
+llm.fabric.gke: GPUDirect on GKE (TCPX, TCPXO, RDMA with gIB); fills the
+"out" dict of llm.fabric. Inputs (dict): root, f (the catalog.fabrics
+entry), kind, out, name.
+*/}}
+{{- define "llm.fabric.gke" -}}
+{{- $o := .root.Values.fabric -}}
+{{- $f := .f -}}
+{{- $out := .out -}}
+{{- $release := get (get $f "releases" | default dict) ($o.release | default (get $f "release")) | default dict -}}
+{{- $plugin := $o.plugin | default (get $f "plugin") -}}
+{{- $annotations := dict -}}
+{{- $volumes := list -}}
+{{- $mounts := list -}}
+{{- $init := list -}}
+{{- $env := list -}}
+{{- /* The extra NICs: in the multi-network form, interfaces on the
+cluster's networks; in the host-network form, the node's own; with DRA, a
+claim for the managed RDMA devices. */ -}}
+{{- if eq $o.attach "host" -}}
+{{- $_ := set $out "hostNetwork" true -}}
+{{- $_ := set $out "privileged" true -}}
+{{- else if eq $o.attach "dra" -}}
+{{- $_ := set $out "claims" (list (dict "name" "rdma" "resourceClaimTemplateName" (printf "%s-rdma" .name))) -}}
+{{- else -}}
+{{- $networks := $o.networks | default (get $f "networks") -}}
+{{- $names := get $f "interfaces" | default list -}}
+{{- if ne (len $networks) (len $names) -}}
+{{- fail (printf "LR019: fabric.networks: %s attaches %d NICs (%s); %d networks are given, one per NIC in order" .kind (len $names) (join ", " $names) (len $networks)) -}}
+{{- end -}}
+{{- $interfaces := list (dict "interfaceName" "eth0" "network" "default") -}}
+{{- range $i, $name := $names }}{{ $interfaces = append $interfaces (dict "interfaceName" $name "network" (index $networks $i)) }}{{ end -}}
+{{- $_ := set $annotations "networking.gke.io/default-interface" "eth0" -}}
+{{- $_ := set $annotations "networking.gke.io/interfaces" (toJson $interfaces) -}}
+{{- end -}}
+{{- /* The NCCL plugin: installed into the pod by an init container from the
+release's image, or from the host, where the cluster's installer put it
+(TCPX, TCPXO: next to the driver's libraries; gIB: its own directory). */ -}}
+{{- $dir := "/usr/local/nvidia/lib64" -}}
+{{- if eq $plugin "pod" -}}
+{{- $root := ternary "/usr/local/gib" "/usr/local/nccl-plugin" (eq .kind "gpudirect-rdma") -}}
+{{- $dir = printf "%s/lib64" $root -}}
+{{- $from := get (dict "gpudirect-tcpxo" "/var/lib/tcpxo" "gpudirect-rdma" "/var/lib/gib") .kind -}}
+{{- $install := ternary "/scripts/container_entry.sh install" "/scripts/container_entry.sh install --install-nccl" (eq .kind "gpudirect-rdma") -}}
+{{- $volumes = append $volumes (dict "name" "nccl-plugin" "emptyDir" dict) -}}
+{{- $mounts = append $mounts (dict "name" "nccl-plugin" "mountPath" $root) -}}
+{{- $init = append $init (dict
+  "name" "nccl-plugin-installer"
+  "image" (include "llm.fabric.image" (dict "root" .root "release" $release "role" "plugin"))
+  "command" (list "/bin/sh" "-c" (printf "set -e\n%s\ncp -R %s/. %s/" $install $from $root))
+  "resources" (dict "requests" (dict "cpu" "150m" "memory" "64Mi"))
+  "securityContext" (dict "allowPrivilegeEscalation" false)
+  "volumeMounts" (list (dict "name" "nccl-plugin" "mountPath" $root))) -}}
+{{- else if eq .kind "gpudirect-rdma" -}}
+{{- $dir = "/usr/local/gib/lib64" -}}
+{{- $volumes = append $volumes (dict "name" "gib" "hostPath" (dict "path" "/home/kubernetes/bin/gib")) -}}
+{{- $mounts = append $mounts (dict "name" "gib" "mountPath" "/usr/local/gib") -}}
+{{- else -}}
+{{- $mounts = append $mounts (dict "name" "nvidia" "mountPath" "/usr/local/nvidia") -}}
+{{- end -}}
+{{- if eq .kind "gpudirect-rdma" -}}
+{{- $env = append $env (dict "name" "NCCL_PLUGIN_PATH" "value" $dir) -}}
+{{- $_ := set $out "profile" (printf "%s/scripts/%s" (dir $dir) (get $f "envProfile")) -}}
+{{- else -}}
+{{- $env = append $env (dict "name" "LD_LIBRARY_PATH" "value" (ternary "/usr/local/nvidia/lib64" (printf "%s:/usr/local/nvidia/lib64" $dir) (eq $dir "/usr/local/nvidia/lib64"))) -}}
+{{- with (get $f "envProfile") -}}
+{{- $env = concat $env (list (dict "name" "NCCL_PLUGIN_PATH" "value" $dir) (dict "name" "NCCL_LIB_DIR" "value" $dir)) -}}
+{{- $_ := set $out "profile" (printf "%s/%s" $dir .) -}}
+{{- end -}}
+{{- end -}}
+{{- /* The driver's libraries, where the daemon or a plugin installed on the
+host needs them. */ -}}
+{{- if ne .kind "gpudirect-rdma" }}{{ $volumes = prepend $volumes (dict "name" "nvidia" "hostPath" (dict "path" "/home/kubernetes/bin/nvidia")) }}{{ end -}}
+{{- /* The receive daemon (TCPX, TCPXO): a native sidecar with the GPUs'
+device files, the driver's libraries and the host's /sys and /proc/sys. */ -}}
+{{- if has .kind (list "gpudirect-tcpx" "gpudirect-tcpxo") -}}
+{{- $daemon := printf "%s-daemon" (trimPrefix "gpudirect-" .kind) -}}
+{{- if not (get $out "hostNetwork") -}}
+{{- $devices := list -}}
+{{- range (get $f "daemonDevices") }}{{ $devices = append $devices (dict "path" .) }}{{ end -}}
+{{- $_ := set $annotations (printf "devices.gke.io/container.%s" $daemon) (toYaml $devices) -}}
+{{- end -}}
+{{- $volumes = concat $volumes (list
+  (dict "name" "sys" "hostPath" (dict "path" "/sys"))
+  (dict "name" "proc-sys" "hostPath" (dict "path" "/proc/sys"))) -}}
+{{- $daemonMounts := list (dict "name" "nvidia" "mountPath" "/usr/local/nvidia") (dict "name" "sys" "mountPath" "/hostsysfs") (dict "name" "proc-sys" "mountPath" "/hostprocsysfs") -}}
+{{- $c := dict "name" $daemon "image" (include "llm.fabric.image" (dict "root" .root "release" $release "role" "daemon")) "restartPolicy" "Always" -}}
+{{- $daemonEnv := list (dict "name" "LD_LIBRARY_PATH" "value" "/usr/local/nvidia/lib64") -}}
+{{- $caps := list "NET_ADMIN" -}}
+{{- if eq .kind "gpudirect-tcpx" -}}
+{{- /* The daemon and NCCL meet on a Unix socket in a volume of the pod. */ -}}
+{{- $volumes = append $volumes (dict "name" "tcpx-socket" "emptyDir" dict) -}}
+{{- $daemonMounts = append $daemonMounts (dict "name" "tcpx-socket" "mountPath" "/run/tcpx") -}}
+{{- $mounts = append $mounts (dict "name" "tcpx-socket" "mountPath" "/run/tcpx") -}}
+{{- $env = append $env (dict "name" "NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX" "value" "/run/tcpx") -}}
+{{- $_ := set $c "command" (list "/tcpgpudmarxd/build/app/tcpgpudmarxd" "--gpu_nic_preset" "a3vm" "--gpu_shmem_type" "fd" "--uds_path" "/run/tcpx" "--setup_param" "--verbose 128 2 0 ") -}}
+{{- else -}}
+{{- /* TCPXO: the daemon writes its health-check file once its buffers are
+ready (~30 s); the startup probe holds the program until then. */ -}}
+{{- $volumes = append $volumes (dict "name" "aperture-devices" "hostPath" (dict "path" "/dev/aperture_devices")) -}}
+{{- $mounts = append $mounts (dict "name" "aperture-devices" "mountPath" "/dev/aperture_devices") -}}
+{{- $env = append $env (dict "name" "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY" "value" "/dev/aperture_devices") -}}
+{{- $caps = append $caps "NET_BIND_SERVICE" -}}
+{{- $daemonEnv = append $daemonEnv (dict "name" "HEALTH_CHECK_LOG_FILE" "value" "/run/health-check") -}}
+{{- $_ := set $c "command" (list "/bin/sh" "-c" "set -e\nchmod 755 /fts/entrypoint_rxdm_container.sh\nexec /fts/entrypoint_rxdm_container.sh --num_hops=2") -}}
+{{- $_ := set $c "startupProbe" (dict "exec" (dict "command" (list "cat" "/run/health-check")) "initialDelaySeconds" 1 "periodSeconds" 5 "failureThreshold" 24) -}}
+{{- end -}}
+{{- $_ := set $c "env" $daemonEnv -}}
+{{- $_ := set $c "resources" (dict "requests" (dict "cpu" "150m" "memory" "256Mi")) -}}
+{{- $_ := set $c "securityContext" (ternary (dict "privileged" true) (dict "capabilities" (dict "add" $caps)) (get $out "hostNetwork")) -}}
+{{- $_ := set $c "volumeMounts" $daemonMounts -}}
+{{- $init = append $init $c -}}
+{{- end -}}
+{{- $_ := set $out "annotations" $annotations -}}
+{{- $_ := set $out "initContainers" $init -}}
+{{- $_ := set $out "volumes" $volumes -}}
+{{- $_ := set $out "mounts" $mounts -}}
+{{- $_ := set $out "env" (concat $env $out.env) -}}
+{{- end -}}
+
+{{/*
+llm.fabric.image: the daemon or plugin image of a fabric release, or its
+override (fabric.daemonImage, fabric.pluginImage).
+Inputs (dict): root, release (a catalog.fabrics.*.releases entry), role.
+*/}}
+{{- define "llm.fabric.image" -}}
+{{- get .root.Values.fabric (printf "%sImage" .role) | default (get .release .role) -}}
+{{- end -}}
+
+{{/*
+llm.fabric.run: the shell lines that run a command line with the fabric:
+they source the fabric's NCCL environment profile (with profile: true)
+and, with the guard, fail as soon as NCCL logs that it chose its socket
+transport: the run would otherwise go on over the primary NIC at a
+fraction of the bandwidth, silently. The guard stops the whole process
+group, so torchrun (or mpirun) and its workers end, and the exit status is
+non-zero. Inputs (dict): fabric (ctx.fabric), run (a shell command line),
+profile (bool).
+*/}}
+{{- define "llm.fabric.run" -}}
+{{- $f := .fabric -}}
+{{- $lines := list -}}
+{{- if and (get . "profile") (get $f "profile") }}{{ $lines = append $lines (printf ". %s" (include "llm.sh.quote" (get $f "profile"))) }}{{ end -}}
+{{- if (get $f "guard") -}}
+{{- $stop := printf "llmrender: NCCL chose its socket transport instead of %s: the fabric is not working on this node; stopping (fabric.guard)" (get $f "net") -}}
+{{- $lines = concat $lines (list
+  "set -o pipefail"
+  (printf "%s 2>&1 | while IFS= read -r line; do" .run)
+  "  printf '%s\\n' \"$line\""
+  "  case $line in *'NCCL INFO Using network Socket'*)"
+  (printf "    echo %s >&2" (include "llm.sh.quote" $stop))
+  "    kill -TERM 0; exit 3;;"
+  "  esac"
+  "done") -}}
+{{- else -}}
+{{- $lines = append $lines (printf "exec %s" .run) -}}
+{{- end -}}
+{{- join "\n" $lines -}}
+{{- end -}}
+
+{{/*
+llm.fabric.wrap: a command (a list) run through llm.fabric.run, or as it
+is when the fabric has neither a profile nor a guard.
+Inputs (dict): fabric (ctx.fabric), command (a list), guard (optional:
+false leaves the guard to a launcher that reads every rank's output).
+*/}}
+{{- define "llm.fabric.wrap" -}}
+{{- $f := .fabric -}}
+{{- if eq (toString (get . "guard")) "false" }}{{ $f = merge (dict "guard" false) $f }}{{ end -}}
+{{- if or (get $f "profile") (get $f "guard") -}}
+{{- toYaml (concat (list "/bin/bash" "-c" (include "llm.fabric.run" (dict "fabric" $f "run" "\"$@\"" "profile" true)) "fabric") .command) -}}
+{{- else -}}
+{{- toYaml .command -}}
+{{- end -}}
+{{- end -}}

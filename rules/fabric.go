@@ -1,0 +1,526 @@
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/llmrender/llmrender/schema"
+	"github.com/llmrender/llmrender/values"
+)
+
+// The fabric rules. A multi-node job whose NCCL falls back to TCP over the
+// primary NIC runs, and finishes, at a fraction of the bandwidth: nothing
+// fails, so these rules are the only place the mistake shows. LR019 checks
+// the choice in values (the built-in chart), LR020 the wiring of any pod.
+
+// FabricOf is the fabric the chart wires for the values, as llm.ctx
+// resolves it: the profile's when asked for by name or when the workload
+// spans nodes; none with tcp.
+func (w *Workload) FabricOf() string {
+	want := str(w.V, "accelerator", "fabric")
+	native := str(w.Acc, "fabric")
+	switch want {
+	case "", "auto":
+		if w.Nodes > 1 {
+			return native
+		}
+		return ""
+	case "tcp":
+		return ""
+	}
+	return want
+}
+
+// LR019: the fabric the values ask for is one the profile has, its options
+// fit it, and its daemon and plugin images come from one release.
+func fabricChoice(w *Workload, pos *values.Positions) []Finding {
+	want := str(w.V, "accelerator", "fabric")
+	native := str(w.Acc, "fabric")
+	if want != "" && want != "auto" && want != "tcp" && want != native {
+		has := "it has none"
+		if native != "" {
+			has = "it has " + native
+		}
+		return []Finding{at(pos, "LR019", Error, "/accelerator/fabric", fmt.Sprintf(
+			"%s is not the fabric of %s (%s); use auto, tcp%s", want, w.Profile, has, orEmpty(native, " or "+native)))}
+	}
+	if want == "tcp" && native != "" && w.Nodes > 1 {
+		tcp, fast := num(w.Acc, "tcpGbps")
+		fab, _ := num(w.Acc, "fabricGbps")
+		msg := fmt.Sprintf("NCCL between the %d nodes runs over the primary NIC only", w.Nodes)
+		if fast && tcp > 0 && fab > 0 {
+			msg += fmt.Sprintf(": about %g Gbit/s per node instead of %g over %s (%.0fx less)", tcp, fab, native, fab/tcp)
+		} else {
+			msg += " instead of " + native
+		}
+		return []Finding{at(pos, "LR019", Warning, "/accelerator/fabric", msg+"; use auto to wire "+native)}
+	}
+	kind := w.FabricOf()
+	if kind == "" {
+		return nil
+	}
+	f := mapAt(w.V, "catalog", "fabrics", kind)
+	if f == nil {
+		return []Finding{at(pos, "LR019", Error, "/accelerator/fabric", fmt.Sprintf(
+			"%s uses fabric %s, which is not in catalog.fabrics", w.Profile, kind))}
+	}
+	var out []Finding
+	gke := str(f, "platform") == "GKE"
+	attach := str(w.V, "fabric", "attach")
+	switch {
+	case attach == "dra" && kind != "gpudirect-rdma":
+		out = append(out, at(pos, "LR019", Error, "/fabric/attach", fmt.Sprintf(
+			"attach: dra gives managed RDMA devices (gpudirect-rdma on A3 Ultra and A4); %s attaches its NICs with networks or host", kind)))
+	case !gke && attach != "" && attach != "networks":
+		out = append(out, at(pos, "LR019", Warning, "/fabric/attach", fmt.Sprintf(
+			"fabric.attach applies to GKE's fabrics; %s pods get their devices from the EFA device plugin, so %q changes nothing", kind, attach)))
+	}
+	if plugin := str(w.V, "fabric", "plugin"); plugin != "" && gke && !slices.Contains(stringList(f, "pluginModes"), plugin) {
+		out = append(out, at(pos, "LR019", Error, "/fabric/plugin", fmt.Sprintf(
+			"%s has no documented way to install its NCCL plugin per %s; use %s", kind, plugin, strings.Join(stringList(f, "pluginModes"), " or "))))
+	}
+	if nets := stringList(w.V, "fabric", "networks"); len(nets) > 0 && gke {
+		if want := len(stringList(f, "interfaces")); len(nets) != want {
+			out = append(out, at(pos, "LR019", Error, "/fabric/networks", fmt.Sprintf(
+				"%s attaches %d NICs (%s); %d networks are given, one per NIC in order",
+				kind, want, strings.Join(stringList(f, "interfaces"), ", "), len(nets))))
+		}
+	}
+	releases := mapAt(f, "releases")
+	release := str(w.V, "fabric", "release")
+	if release != "" && releases[release] == nil {
+		names := values.SortedKeys(releases)
+		msg := fmt.Sprintf("%s has no release %q (known: %s; add one under catalog.fabrics.%s.releases)", kind, release, strings.Join(names, ", "), kind)
+		if hint := schema.Suggest(release, names); hint != "" {
+			msg = fmt.Sprintf("%s has no release %q; did you mean %q? (known: %s)", kind, release, hint, strings.Join(names, ", "))
+		}
+		return append(out, at(pos, "LR019", Error, "/fabric/release", msg))
+	}
+	if release == "" {
+		release = str(f, "release")
+	}
+	daemon, plugin := str(w.V, "fabric", "daemonImage"), str(w.V, "fabric", "pluginImage")
+	if daemon == "" && plugin == "" {
+		return out
+	}
+	if daemon == "" {
+		daemon = str(releases, release, "daemon")
+	}
+	if plugin == "" {
+		plugin = str(releases, release, "plugin")
+	}
+	if daemon == "" {
+		return out // gIB: no daemon, nothing to pair
+	}
+	ptr := "/fabric/daemonImage"
+	if str(w.V, "fabric", "daemonImage") == "" {
+		ptr = "/fabric/pluginImage"
+	}
+	if f := pairFinding(kind, releases, daemon, plugin); strings.HasPrefix(f, "cannot") {
+		out = append(out, at(pos, "LR019", Warning, ptr, f))
+	} else if f != "" {
+		out = append(out, at(pos, "LR019", Error, ptr, f+"; set fabric.release instead of one image"))
+	}
+	return out
+}
+
+// pairFinding says what is wrong with a daemon and plugin image pair: ""
+// when both tags belong to one release, an error when each belongs to a
+// different one, and "cannot ..." when a tag belongs to none. Registries
+// are ignored (people mirror the images).
+func pairFinding(kind string, releases map[string]any, daemon, plugin string) string {
+	of := func(role, image string) []string {
+		var in []string
+		for _, r := range values.SortedKeys(releases) {
+			if tagOf(str(releases, r, role)) == tagOf(image) {
+				in = append(in, r)
+			}
+		}
+		return in
+	}
+	d, p := of("daemon", daemon), of("plugin", plugin)
+	switch {
+	case len(d) == 0 || len(p) == 0:
+		return fmt.Sprintf("cannot check that daemon %s and plugin %s work together: a tag is in no release of catalog.fabrics.%s.releases", tagOf(daemon), tagOf(plugin), kind)
+	case slices.ContainsFunc(d, func(r string) bool { return slices.Contains(p, r) }):
+		return ""
+	}
+	return fmt.Sprintf("daemon %s is from release %s and plugin %s from release %s: %s's daemon and NCCL plugin must come from one release, or NCCL fails or falls back to sockets",
+		tagOf(daemon), strings.Join(d, ", "), tagOf(plugin), strings.Join(p, ", "), kind)
+}
+
+// tagOf is an image reference's tag ("" without one).
+func tagOf(image string) string {
+	name := image[strings.LastIndex(image, "/")+1:]
+	if i := strings.LastIndex(name, ":"); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}
+
+func orEmpty(cond, s string) string {
+	if cond == "" {
+		return ""
+	}
+	return s
+}
+
+// ProfileFacts is what the manifest rules know of an accelerator profile:
+// how its pods select its nodes, and its fabric.
+type ProfileFacts struct {
+	Name           string
+	NodeSelector   map[string]string
+	Fabric         string
+	CoresPerDevice int64 // physical NeuronCores per device (Trainium)
+	DefaultLnc     int64 // logical NeuronCore config when the pod sets none
+}
+
+// FabricFacts is what the manifest rules know of a fabric.
+type FabricFacts struct {
+	Platform   string
+	Interfaces int            // extra NICs a pod attaches (GKE)
+	Releases   map[string]any // release name -> {daemon, plugin}
+}
+
+// profileOf is the profile whose node selector a pod spec carries (every
+// label of the profile's selector, with its value), or nil.
+func (f Facts) profileOf(spec map[string]any) *ProfileFacts {
+	sel := mapAt(spec, "nodeSelector")
+	for i, p := range f.Profiles {
+		if len(p.NodeSelector) == 0 {
+			continue
+		}
+		match := true
+		for k, v := range p.NodeSelector {
+			if str(sel, k) != v {
+				match = false
+				break
+			}
+		}
+		if match {
+			return &f.Profiles[i]
+		}
+	}
+	return nil
+}
+
+// neuronCores is the NeuronCores a process count per Trainium device is
+// for: the profile's physical cores grouped by the LNC the container sets
+// (NEURON_LOGICAL_NC_CONFIG) or the profile's default; 2 (trn1) for pods
+// of no known profile.
+func (f Facts) neuronCores(spec, c map[string]any) int64 {
+	p := f.profileOf(spec)
+	if p == nil || p.CoresPerDevice == 0 {
+		return 2
+	}
+	lnc := max(p.DefaultLnc, 1)
+	for _, e := range list(c, "env") {
+		if str(e, "name") == "NEURON_LOGICAL_NC_CONFIG" {
+			if n, err := strconv.ParseInt(str(e, "value"), 10, 64); err == nil && n > 0 {
+				lnc = n
+			}
+		}
+	}
+	return max(p.CoresPerDevice/lnc, 1)
+}
+
+// batchKinds run pods to completion: a container that never exits keeps
+// them from ever completing.
+var batchKinds = map[string]bool{"Job": true, "JobSet": true, "PyTorchJob": true, "MPIJob": true, "TrainJob": true, "RayJob": true}
+
+// LR020: the fabric wiring of accelerator pods, in any manifests.
+func fabricWiring(objs []Object, facts Facts) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		pts := podTemplates(o)
+		var efa, noEFA []string
+		pods := int64(0)
+		for _, pt := range pts {
+			if acceleratorPod(pt.spec) {
+				pods += pt.replicas
+			}
+		}
+		for _, pt := range pts {
+			if !acceleratorPod(pt.spec) {
+				continue
+			}
+			if efaDevices(pt.spec) > 0 {
+				efa = append(efa, pt.path)
+			} else {
+				noEFA = append(noEFA, pt.path)
+			}
+			out = append(out, gkeWiring(o, pt, facts, pods)...)
+			out = append(out, daemonWiring(o, pt, facts)...)
+			out = append(out, pluginVolume(o, pt)...)
+			out = append(out, forcedSockets(o, pt)...)
+		}
+		if len(efa) > 0 && len(noEFA) > 0 {
+			out = append(out, objFinding("LR020", Error, o, strings.Join(noEFA, ", "),
+				"requests no EFA devices while %s does: every rank needs the fabric, or the collective runs at the speed of the slowest link (vpc.amazonaws.com/efa)", strings.Join(efa, ", ")))
+		}
+	}
+	return out
+}
+
+// acceleratorPod tells whether a pod spec requests accelerator devices.
+func acceleratorPod(spec map[string]any) bool {
+	for _, c := range containers(spec) {
+		if _, n := devicesOf(c); n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func efaDevices(spec map[string]any) int64 {
+	n := int64(0)
+	for _, c := range containers(spec) {
+		n = max(n, integer(c, "resources", "limits", "vpc.amazonaws.com/efa"), integer(c, "resources", "requests", "vpc.amazonaws.com/efa"))
+	}
+	return n
+}
+
+// gkeWiring checks GKE multi-networking: the interface annotation parses
+// and names as many NICs as the profile's fabric attaches, and a pod that
+// talks to other nodes on a GPUDirect machine has its NICs at all.
+func gkeWiring(o Object, pt podTemplate, facts Facts, pods int64) []Finding {
+	p := facts.profileOf(pt.spec)
+	if p == nil || p.Fabric == "" {
+		return nil
+	}
+	fab := facts.Fabrics[p.Fabric]
+	if fab.Platform != "GKE" {
+		return nil
+	}
+	meta := strings.TrimSuffix(pt.path, "spec") + "metadata.annotations"
+	raw := str(pt.meta, "annotations", "networking.gke.io/interfaces")
+	if raw == "" {
+		if pods > 1 && !boolean(pt.spec, "hostNetwork") && len(list(pt.spec, "resourceClaims")) == 0 && str(pt.meta, "annotations", "llmrender.dev/fabric") != "tcp" {
+			return []Finding{objFinding("LR020", Warning, o, meta,
+				"%d pods on %s nodes talk over eth0 only: no networking.gke.io/interfaces, host network or RDMA claim attaches the %d NICs of %s, so NCCL falls back to TCP at a fraction of the bandwidth; annotate the pod template with llmrender.dev/fabric: tcp if that is intended",
+				pods, p.Name, fab.Interfaces, p.Fabric)}
+		}
+		return nil
+	}
+	var ifaces []map[string]any
+	if err := decodeJSON(raw, &ifaces); err != nil {
+		return []Finding{objFinding("LR020", Error, o, meta+".networking.gke.io/interfaces", "is not a JSON list of interfaces (%v); GKE rejects the pod", err)}
+	}
+	extra := 0
+	for _, i := range ifaces {
+		if str(i, "interfaceName") != "eth0" {
+			extra++
+		}
+	}
+	if extra != fab.Interfaces {
+		return []Finding{objFinding("LR020", Error, o, meta+".networking.gke.io/interfaces",
+			"attaches %d extra NICs, but %s machines have %d for %s: NCCL uses only the NICs it gets", extra, p.Name, fab.Interfaces, p.Fabric)}
+	}
+	return nil
+}
+
+// daemonWiring checks a GPUDirect-TCPX/TCPXO receive daemon: a native
+// sidecar in batch workloads (a plain container never exits, so the Job
+// never completes), its device files, and TCPXO's aperture devices.
+func daemonWiring(o Object, pt podTemplate, facts Facts) []Finding {
+	var out []Finding
+	daemon := ""
+	for _, key := range []string{"initContainers", "containers"} {
+		for i, c := range list(pt.spec, key) {
+			if !strings.Contains(str(c, "image"), "tcpgpudmarxd") {
+				continue
+			}
+			daemon = str(c, "name")
+			field := fmt.Sprintf("%s.%s[%d]", pt.path, key, i)
+			sidecar := str(c, "restartPolicy") == "Always"
+			switch {
+			case key == "containers" && (batchKinds[o.kind()] || (o.kind() == "Pod" && str(pt.spec, "restartPolicy") != "Always")):
+				out = append(out, objFinding("LR020", Error, o, field,
+					"the receive daemon %s runs as a container, so the pod never completes when the program exits; make it a native sidecar: an init container with restartPolicy: Always", daemon))
+			case key == "initContainers" && !sidecar:
+				out = append(out, objFinding("LR020", Error, o, field,
+					"the receive daemon %s is an init container without restartPolicy: Always: it never exits, so the program never starts", daemon))
+			}
+			if !boolean(pt.spec, "hostNetwork") && str(pt.meta, "annotations", "devices.gke.io/container."+daemon) == "" {
+				out = append(out, objFinding("LR020", Error, o, field,
+					"the receive daemon %s gets no GPU device files: the pod template needs the devices.gke.io/container.%s annotation", daemon, daemon))
+			}
+			if strings.Contains(str(c, "image"), "tcpxo") {
+				for j, nc := range list(pt.spec, "containers") {
+					if _, n := devicesOf(nc.(map[string]any)); n > 0 && !mountsPath(nc, "/dev/aperture_devices") {
+						out = append(out, objFinding("LR020", Error, o, fmt.Sprintf("%s.containers[%d]", pt.path, j),
+							"GPUDirect-TCPXO needs /dev/aperture_devices (a hostPath volume mounted at the same path) in the containers that run NCCL"))
+					}
+				}
+			}
+		}
+	}
+	out = append(out, pluginPair(o, pt, facts)...)
+	return out
+}
+
+// pluginPair checks that a TCPX/TCPXO daemon and the plugin installed in
+// the same pod come from one release (tags as Google publishes them).
+func pluginPair(o Object, pt podTemplate, facts Facts) []Finding {
+	daemon, plugin := "", ""
+	for _, c := range containers(pt.spec) {
+		img := str(c, "image")
+		switch {
+		case strings.Contains(img, "tcpgpudmarxd"):
+			daemon = img
+		case strings.Contains(img, "nccl-plugin-gpudirecttcpx"):
+			plugin = img
+		}
+	}
+	if daemon == "" || plugin == "" || strings.Contains(daemon, "/gpudirect-tcpxo/") != strings.Contains(plugin, "/gpudirect-tcpxo/") {
+		return nil
+	}
+	kind := "gpudirect-tcpx"
+	if strings.Contains(daemon, "/gpudirect-tcpxo/") {
+		kind = "gpudirect-tcpxo"
+	}
+	if msg := pairFinding(kind, facts.Fabrics[kind].Releases, daemon, plugin); msg != "" && !strings.HasPrefix(msg, "cannot") {
+		return []Finding{objFinding("LR020", Error, o, pt.path, "%s", msg)}
+	}
+	return nil
+}
+
+// forcedSockets finds settings that send a fabric pod's data over sockets
+// on the primary NIC: NCCL_NET=Socket, a provider other than efa, RDMA
+// disabled, eth0 among the GPUDirect data NICs, or a hostPath of
+// /dev/infiniband on EFA (the EFA device plugin mounts the devices it
+// allocates; a hostPath of all of them breaks that).
+func forcedSockets(o Object, pt podTemplate) []Finding {
+	efa := efaDevices(pt.spec) > 0
+	gke := str(pt.meta, "annotations", "networking.gke.io/interfaces") != "" || len(list(pt.spec, "resourceClaims")) > 0
+	if !efa && !gke {
+		return nil
+	}
+	var out []Finding
+	for i, c := range list(pt.spec, "containers") {
+		field := fmt.Sprintf("%s.containers[%d].env", pt.path, i)
+		env := map[string]string{}
+		for _, e := range list(c, "env") {
+			env[str(e, "name")] = str(e, "value")
+		}
+		bad := ""
+		switch {
+		case strings.EqualFold(env["NCCL_NET"], "socket"):
+			bad = "NCCL_NET=" + env["NCCL_NET"] + " makes NCCL use sockets on the primary NIC"
+		case efa && env["FI_PROVIDER"] != "" && env["FI_PROVIDER"] != "efa":
+			bad = "FI_PROVIDER=" + env["FI_PROVIDER"] + " keeps libfabric off the EFA devices"
+		case env["NCCL_IB_DISABLE"] == "1" && len(list(pt.spec, "resourceClaims")) > 0:
+			bad = "NCCL_IB_DISABLE=1 turns off the RDMA NICs"
+		case slices.Contains(strings.Split(env["NCCL_GPUDIRECTTCPX_SOCKET_IFNAME"]+","+env["NCCL_FASTRAK_IFNAME"], ","), "eth0"):
+			bad = "eth0 is among the GPUDirect data NICs: it is the primary NIC, for control traffic"
+		}
+		if bad != "" {
+			out = append(out, objFinding("LR020", Error, o, field, "%s, though the pod has the fabric's devices", bad))
+		}
+	}
+	if efa {
+		for i, v := range list(pt.spec, "volumes") {
+			if strings.HasPrefix(str(v, "hostPath", "path"), "/dev/infiniband") {
+				out = append(out, objFinding("LR020", Error, o, fmt.Sprintf("%s.volumes[%d]", pt.path, i),
+					"a hostPath of /dev/infiniband on an EFA pod exposes every EFA device of the node and bypasses the device plugin's allocation; request vpc.amazonaws.com/efa instead"))
+			}
+		}
+	}
+	return out
+}
+
+// mountsPath tells whether a container mounts a volume at path.
+func mountsPath(c any, path string) bool {
+	for _, m := range list(c, "volumeMounts") {
+		if str(m, "mountPath") == path {
+			return true
+		}
+	}
+	return false
+}
+
+// pluginVolume checks that the directories NCCL loads its plugin from are
+// in the container: a volume is mounted there, or it is GKE's driver
+// directory, which the GPU device plugin mounts.
+func pluginVolume(o Object, pt podTemplate) []Finding {
+	var out []Finding
+	for i, c := range list(pt.spec, "containers") {
+		for _, e := range list(c, "env") {
+			name := str(e, "name")
+			if name != "NCCL_PLUGIN_PATH" && name != "NCCL_LIB_DIR" {
+				continue
+			}
+			for _, dir := range strings.Split(str(e, "value"), ":") {
+				if dir == "" || strings.HasPrefix(dir, "/usr/local/nvidia") || strings.Contains(dir, "$") || mountedUnder(c, dir) {
+					continue
+				}
+				out = append(out, objFinding("LR020", Error, o, fmt.Sprintf("%s.containers[%d].env", pt.path, i),
+					"%s names %s, but no volume is mounted there: NCCL finds no plugin and falls back to sockets; mount the plugin's volume (the installer's emptyDir, or the host's directory)", name, dir))
+			}
+		}
+	}
+	return out
+}
+
+// mountedUnder tells whether a container mounts a volume at dir or above it.
+func mountedUnder(c any, dir string) bool {
+	for _, m := range list(c, "volumeMounts") {
+		mp := strings.TrimSuffix(str(m, "mountPath"), "/")
+		if dir == mp || strings.HasPrefix(dir, mp+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeJSON(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// NeuronCoresPerDevice is the processes per device a Trainium workload
+// starts: the profile's physical cores grouped by the LNC the values ask
+// for (or the profile's default); 1 for other accelerators.
+func (w *Workload) NeuronCoresPerDevice() int64 {
+	if !strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
+		return 1
+	}
+	lnc := integer(w.V, "accelerator", "lnc")
+	if lnc <= 0 {
+		lnc = max(integer(w.Acc, "defaultLnc"), 1)
+	}
+	return max(integer(w.Acc, "coresPerDevice")/lnc, 1)
+}
+
+// podFabric describes the fabric wiring of a pod template as a reviewer
+// reads it, or "" when it has none.
+func podFabric(pt podTemplate) string {
+	var parts []string
+	if raw := str(pt.meta, "annotations", "networking.gke.io/interfaces"); raw != "" {
+		var ifaces []map[string]any
+		if decodeJSON(raw, &ifaces) == nil {
+			parts = append(parts, fmt.Sprintf("%d extra NICs", max(len(ifaces)-1, 0)))
+		}
+	}
+	if boolean(pt.spec, "hostNetwork") {
+		parts = append(parts, "host network")
+	}
+	if n := len(list(pt.spec, "resourceClaims")); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d DRA claim(s)", n))
+	}
+	for _, c := range list(pt.spec, "initContainers") {
+		if strings.Contains(str(c, "image"), "tcpgpudmarxd") {
+			parts = append(parts, "daemon "+str(c, "name"))
+		}
+		if strings.Contains(str(c, "image"), "nccl-plugin") {
+			parts = append(parts, "plugin "+tagOf(str(c, "image")))
+		}
+	}
+	if n := efaDevices(pt.spec); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d EFA", n))
+	}
+	if str(pt.meta, "annotations", "llmrender.dev/fabric") == "tcp" {
+		parts = append(parts, "tcp by choice")
+	}
+	return strings.Join(parts, ", ")
+}
