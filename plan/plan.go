@@ -303,7 +303,7 @@ func held(steps []Step, peak int64, checkpoint float64) {
 			continue // the accelerator pods' own step
 		case s.Inside != "":
 			s.Held = podsOf[s.Inside]
-			s.Busy = s.Name == "precompile" // it runs on the workers
+			s.Busy = s.Name == "precompile" || s.Name == "fabric-test" // it runs on the workers
 		case s.Name == "download" || s.Name == "preprocess":
 			s.Held = peak
 		default:

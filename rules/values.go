@@ -426,6 +426,22 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
 			"mode %s runs one pod, but workload.nodes is %d; use indexed-job, pytorchjob, rayjob or mpijob for several nodes", w.Mode, w.Nodes)))
 	}
+	if boolean(w.V, "steps", "fabricTest", "enabled") {
+		switch {
+		case w.Nodes < 2:
+			out = append(out, at(pos, "LR014", Error, "/steps/fabricTest/enabled",
+				"the fabric test measures NCCL between nodes, and the workload runs on one; disable steps.fabricTest"))
+		case strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron"):
+			out = append(out, at(pos, "LR014", Error, "/steps/fabricTest/enabled", fmt.Sprintf(
+				"the fabric test runs NCCL, which %s does not use (Trainium's collectives are tested with nccom-test); disable steps.fabricTest", w.Profile)))
+		case str(w.Acc, "resource") == "":
+			out = append(out, at(pos, "LR014", Error, "/steps/fabricTest/enabled", fmt.Sprintf(
+				"the fabric test runs NCCL on GPUs, and %s has none; disable steps.fabricTest", w.Profile)))
+		case w.Mode == "rayjob":
+			out = append(out, at(pos, "LR014", Error, "/steps/fabricTest/enabled",
+				"the fabric test runs in the run's pods before the program, and Ray's workers have no rank to meet at until Ray starts; use indexed-job, pytorchjob or mpijob to test the fabric, or disable steps.fabricTest"))
+		}
+	}
 	if boolean(w.V, "steps", "precompile", "enabled") && w.Mode != "rayjob" && w.Mode != "mpijob" {
 		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
 			"mode %s has no precompile step (rayjob and mpijob have one); disable steps.precompile or change the mode", w.Mode)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -37,6 +38,10 @@ type Runtime struct {
 	log      map[string][]Event              // namespace -> what happened
 	seen     map[string]map[types.UID]bool   // namespace -> pods
 	peak     map[string]*Peak                // namespace -> accelerator pods at once
+	// atGang is the distributed work each pod's init container is at
+	// (pod UID -> its command): a rank of a gang run from init containers
+	// (the chart's fabric test) is there before its pod runs.
+	atGang map[types.UID]string
 }
 
 // Event is one thing a namespace's pods did, for reports and failures.
@@ -62,7 +67,8 @@ const (
 
 func newRuntime(cp *ControlPlane) *Runtime {
 	return &Runtime{cp: cp, files: map[string]map[string]bool{}, running: map[types.UID]context.CancelFunc{},
-		attached: map[string]map[types.UID]string{}, log: map[string][]Event{}, seen: map[string]map[types.UID]bool{}, peak: map[string]*Peak{}}
+		attached: map[string]map[types.UID]string{}, log: map[string][]Event{}, seen: map[string]map[types.UID]bool{}, peak: map[string]*Peak{},
+		atGang: map[types.UID]string{}}
 }
 
 func (r *Runtime) run(ctx context.Context) {
@@ -364,6 +370,9 @@ func (r *Runtime) interpret(ctx context.Context, p *corev1.Pod, prog program, fs
 				return false
 			}
 		case gang:
+			r.mu.Lock()
+			r.atGang[p.UID] = s.text
+			r.mu.Unlock()
 			for waited := false; !ready(s); waited = true {
 				if !waited {
 					r.record(p, "waits for all ranks: %s", shorten(s.text))
@@ -376,6 +385,9 @@ func (r *Runtime) interpret(ctx context.Context, p *corev1.Pod, prog program, fs
 			if !sleep(workTime) {
 				return false
 			}
+			r.mu.Lock()
+			delete(r.atGang, p.UID)
+			r.mu.Unlock()
 		case wait:
 			for waited := false; !r.exists(ctx, p, s.path, fs); waited = true {
 				if !waited {
@@ -452,12 +464,17 @@ func (r *Runtime) resolve(p *corev1.Pod, c corev1.Container, file string) (strin
 	return claim, path.Clean(strings.TrimPrefix(file, best))
 }
 
-// count counts a namespace's running pods with the given labels.
-func (r *Runtime) count(namespace string, labels map[string]string) int {
+// count counts a namespace's running pods with the given labels, and the
+// pods whose init containers are at the distributed work gang (when not "").
+func (r *Runtime) count(namespace string, labels map[string]string, gang ...string) int {
 	n := 0
+	r.mu.Lock()
+	at := maps.Clone(r.atGang)
+	r.mu.Unlock()
 	for _, o := range r.pods.List() {
 		p := o.(*corev1.Pod)
-		if p.Namespace != namespace || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		atGang := len(gang) > 0 && at[p.UID] == gang[0]
+		if p.Namespace != namespace || (p.Status.Phase != corev1.PodRunning && !atGang) || p.DeletionTimestamp != nil {
 			continue
 		}
 		match := true
@@ -491,10 +508,10 @@ func (r *Runtime) ranksRunning(ctx context.Context, p *corev1.Pod, s statement, 
 		return true
 	}
 	if job := p.Labels["training.kubeflow.org/job-name"]; job != "" {
-		return r.count(p.Namespace, map[string]string{"training.kubeflow.org/job-name": job}) >= want
+		return r.count(p.Namespace, map[string]string{"training.kubeflow.org/job-name": job}, s.text) >= want
 	}
 	if job := p.Labels["job-name"]; job != "" {
-		return r.count(p.Namespace, map[string]string{"job-name": job}) >= want
+		return r.count(p.Namespace, map[string]string{"job-name": job}, s.text) >= want
 	}
 	return false
 }

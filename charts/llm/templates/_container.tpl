@@ -1,17 +1,23 @@
 {{/*
 llm.container.main: the container that runs the model, with the profile's
-devices. Inputs (dict): root, ctx, name, command (YAML list; none keeps the
-image's entrypoint), extraEnv (YAML list, optional), extra (more container
-fields as YAML, optional).
+devices. Inputs (dict): root, ctx, name, command (YAML list, run through
+the fabric's wrapper; none keeps the image's entrypoint) or script (a bash
+script that does its own wrapping), extraEnv (YAML list, optional), extra
+(more container fields as YAML, optional).
 */}}
 {{- define "llm.container.main" -}}
 {{- $v := .root.Values -}}
 - name: {{ .name }}
   image: {{ $v.workload.image | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
-  {{- with get . "command" }}
+  {{- if get . "script" }}
   command:
-    {{- include "llm.fabric.wrap" (dict "fabric" $.ctx.fabric "command" (fromYamlArray .)) | nindent 4 }}
+    - /bin/bash
+    - -c
+    - {{ .script | quote }}
+  {{- else if get . "command" }}
+  command:
+    {{- include "llm.fabric.wrap" (dict "fabric" .ctx.fabric "command" (fromYamlArray .command)) | nindent 4 }}
   {{- end }}
   {{- with $v.workload.workingDir }}
   workingDir: {{ . | quote }}
@@ -40,16 +46,22 @@ fields as YAML, optional).
 
 {{/*
 llm.container.before: the init containers of a run pod: every step, in
-order, when the steps run in this pod; otherwise one that waits for the
-last step's marker. Empty without steps. Inputs (dict): root, ctx.
+order, when the steps run in this pod; otherwise the fabric test when
+there is one (it waits for the step before it), or one container that
+waits for the last step's marker. Empty without steps.
+Inputs (dict): root, ctx.
 */}}
 {{- define "llm.container.before" -}}
 {{- $root := .root -}}
 {{- $c := .ctx -}}
+{{- $test := dict -}}
+{{- range $c.steps }}{{ if eq .name "fabric-test" }}{{ $test = . }}{{ end }}{{ end -}}
 {{- if $c.stepsInPod -}}
 {{- range $c.steps }}
 {{ include "llm.container.step" (dict "root" $root "ctx" $c "step" .) }}
 {{- end -}}
+{{- else if $test -}}
+{{ include "llm.container.fabricTest" (dict "root" $root "ctx" $c "step" $test) }}
 {{- else if $c.steps -}}
 {{ include "llm.container.wait" (dict "root" $root "ctx" $c "step" (last $c.steps)) }}
 {{- end -}}

@@ -3,7 +3,7 @@ llm.ctx: everything the templates derive from the three selections, as YAML.
 Every template reads it once ("llm.ctx" . | fromYaml); numbers come back as
 floats, so templates print them through int.
 
-The steps before the run (download, preprocess, precompile) are listed in
+The steps before the run (download, preprocess, fabric-test, precompile) are listed in
 order under "steps", each with the marker file its completion leaves on the
 shared volume. A marker's name carries a hash of the step's inputs, chained
 through the steps before it, and its content is those inputs: a changed
@@ -74,6 +74,13 @@ Where the steps run ("stepsInPod"):
 {{- $in := dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir "image" ($v.steps.preprocess.image | default $v.workload.image) "after" $after -}}
 {{- $hash := toJson $in | sha256sum | trunc 12 -}}
 {{- $steps = append $steps (dict "name" "preprocess" "marker" (printf "%s/preprocess-%s.done" $markerDir $hash) "inputs" $in) -}}
+{{- $after = $hash -}}
+{{- end -}}
+{{- if and $v.steps.fabricTest.enabled (gt $nodes 1) (not $neuron) -}}
+{{- $min := int $v.steps.fabricTest.minBusGBps | default (div (mul 2 (int (get $a "tcpGbps" | default 100))) 8) -}}
+{{- $in := dict "step" "fabric-test" "image" $v.workload.image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile "fabric" $v.accelerator.fabric "minBusGBps" $min "after" $after -}}
+{{- $hash := toJson $in | sha256sum | trunc 12 -}}
+{{- $steps = append $steps (dict "name" "fabric-test" "marker" (printf "%s/fabric-test-%s.done" $markerDir $hash) "inputs" $in) -}}
 {{- $after = $hash -}}
 {{- end -}}
 {{- if and $v.steps.precompile.enabled (has $mode (list "rayjob" "mpijob")) -}}

@@ -201,9 +201,10 @@ profile (bool).
 {{- define "llm.fabric.run" -}}
 {{- $f := .fabric -}}
 {{- $lines := list -}}
-{{- if and (get . "profile") (get $f "profile") }}{{ $lines = append $lines (printf ". %s" (include "llm.sh.quote" (get $f "profile"))) }}{{ end -}}
-{{- if (get $f "guard") -}}
-{{- $stop := printf "llmrender: NCCL chose its socket transport instead of %s: the fabric is not working on this node; stopping (fabric.guard)" (get $f "net") -}}
+{{- /* The vendors' profiles are not written for set -u. */ -}}
+{{- if and (get . "profile") $f.profile }}{{ $lines = append $lines (printf "set +u; . %s" (include "llm.sh.quote" $f.profile)) }}{{ end -}}
+{{- if $f.guard -}}
+{{- $stop := printf "llmrender: NCCL chose its socket transport instead of %s: the fabric is not working on this node; stopping (fabric.guard)" $f.net -}}
 {{- $lines = concat $lines (list
   "set -o pipefail"
   (printf "%s 2>&1 | while IFS= read -r line; do" .run)
@@ -228,7 +229,7 @@ false leaves the guard to a launcher that reads every rank's output).
 {{- define "llm.fabric.wrap" -}}
 {{- $f := .fabric -}}
 {{- if eq (toString (get . "guard")) "false" }}{{ $f = merge (dict "guard" false) $f }}{{ end -}}
-{{- if or (get $f "profile") (get $f "guard") -}}
+{{- if or $f.profile $f.guard -}}
 {{- toYaml (concat (list "/bin/bash" "-c" (include "llm.fabric.run" (dict "fabric" $f "run" "\"$@\"" "profile" true)) "fabric") .command) -}}
 {{- else -}}
 {{- toYaml .command -}}

@@ -100,15 +100,17 @@ step needs) or "beside" (pods that run next to the run: shell, TensorBoard).
 llm.stepObject: the object that runs a step, as JSON {"group", "kind",
 "name"}. The run is named after the release and a step after the release
 and the step. Steps are Jobs, or Pods in pod mode (no controllers at all),
-except precompilation, which needs the run's workers: the MPI launcher or
-the Ray job runs it before training, in the run's own object.
+except precompilation and the fabric test, which need the run's workers:
+the MPI launcher or the Ray job precompiles before training, and every
+accelerator pod of the run tests the fabric in an init container, in the
+run's own object.
 Inputs (dict): ctx, step.
 */}}
 {{- define "llm.stepObject" -}}
 {{- $c := .ctx -}}
 {{- $kind := ternary "Pod" "Job" (eq $c.mode "pod") -}}
 {{- $name := printf "%s-%s" $c.name .step -}}
-{{- if has .step (list "run" "precompile") -}}
+{{- if has .step (list "run" "precompile" "fabric-test") -}}
 {{- $kind = get (dict "pod" "Pod" "job" "Job" "indexed-job" "Job" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "rayjob" "RayJob") $c.mode -}}
 {{- $name = $c.name -}}
 {{- end -}}
