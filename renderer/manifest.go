@@ -64,6 +64,11 @@ var installOrder = sync.OnceValue(func() map[string]int {
 		"HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress",
 		"APIService",
 	}
+	// Beyond Helm: custom resources that workloads name and that must exist
+	// first (a TrainJob is refused while its TrainingRuntime is missing),
+	// after Helm's kinds and before every other custom resource.
+	kinds = append(kinds, "DeviceClass", "ResourceClaimTemplate", "ClusterTrainingRuntime", "TrainingRuntime",
+		"WorkloadPriorityClass", "Topology", "ResourceFlavor", "ClusterQueue", "LocalQueue", "Queue")
 	m := make(map[string]int, len(kinds))
 	for i, k := range kinds {
 		m[k] = i
@@ -116,8 +121,8 @@ func manifests(rendered []Rendered, inFile bool) ([]*Object, error) {
 	return objs, nil
 }
 
-// SortObjects orders objects by Helm's install order, unknown kinds last by
-// kind name, then by namespace and name, so output never depends on which
+// SortObjects orders objects by Helm's install order (then the custom
+// resources workloads reference), unknown kinds last by kind name, then by namespace and name, so output never depends on which
 // template produced what.
 func SortObjects(objs []*Object) {
 	sort.SliceStable(objs, func(i, j int) bool {

@@ -424,7 +424,7 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 	var out []Finding
 	if (w.Mode == "pod" || w.Mode == "job") && w.Nodes > 1 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
-			"mode %s runs one pod, but workload.nodes is %d; use indexed-job, pytorchjob, rayjob or mpijob for several nodes", w.Mode, w.Nodes)))
+			"mode %s runs one pod, but workload.nodes is %d; use indexed-job, pytorchjob, rayjob, mpijob, jobset or trainjob for several nodes", w.Mode, w.Nodes)))
 	}
 	if boolean(w.V, "steps", "fabricTest", "enabled") {
 		switch {
@@ -442,9 +442,11 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 				"the fabric test runs in the run's pods before the program, and Ray's workers have no rank to meet at until Ray starts; use indexed-job, pytorchjob or mpijob to test the fabric, or disable steps.fabricTest"))
 		}
 	}
-	if boolean(w.V, "steps", "precompile", "enabled") && w.Mode != "rayjob" && w.Mode != "mpijob" {
+	out = append(out, operatorVersions(w, pos)...)
+	out = append(out, kueueTopology(w, pos)...)
+	if boolean(w.V, "steps", "precompile", "enabled") && w.Mode != "rayjob" && w.Mode != "mpijob" && w.Mode != "jobset" {
 		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
-			"mode %s has no precompile step (rayjob and mpijob have one); disable steps.precompile or change the mode", w.Mode)))
+			"mode %s has no precompile step (rayjob, mpijob and jobset have one); disable steps.precompile or change the mode", w.Mode)))
 	}
 	if w.Type == "inference" && w.Nodes > 1 && str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(

@@ -92,7 +92,8 @@ llm.command: the run's command as a YAML list: the user's command, torchrun
 around the script, or, with neither, a small text-generation program.
 Inputs (dict): root, ctx, and for several nodes rank, master and port (what
 the mode provides), or pet: "elastic" to use the rendezvous variables the
-PyTorchJob operator injects.
+PyTorchJob operator injects, or pet: "env" when the operator sets every
+PET_* variable (Kubeflow Trainer).
 */}}
 {{- define "llm.command" -}}
 {{- $v := .root.Values -}}
@@ -111,7 +112,10 @@ PyTorchJob operator injects.
 {{- else -}}
 - torchrun
 {{- /* One process per GPU, or per NeuronCore on Trainium. */}}
-{{- if eq (get . "pet") "elastic" }}
+{{- if eq (get . "pet") "env" }}
+{{- /* Kubeflow Trainer sets PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK,
+PET_MASTER_ADDR and PET_MASTER_PORT; torchrun reads them itself. */}}
+{{- else if eq (get . "pet") "elastic" }}
 - --nnodes=$(PET_NNODES)
 - --nproc_per_node={{ int $c.procsPerNode }}
 - --rdzv_id=$(PET_RDZV_ID)

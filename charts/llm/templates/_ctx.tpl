@@ -83,7 +83,7 @@ Where the steps run ("stepsInPod"):
 {{- $steps = append $steps (dict "name" "fabric-test" "marker" (printf "%s/fabric-test-%s.done" $markerDir $hash) "inputs" $in) -}}
 {{- $after = $hash -}}
 {{- end -}}
-{{- if and $v.steps.precompile.enabled (has $mode (list "rayjob" "mpijob")) -}}
+{{- if and $v.steps.precompile.enabled (has $mode (list "rayjob" "mpijob" "jobset")) -}}
 {{- $in := dict "step" "precompile" "image" $v.workload.image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices "after" $after -}}
 {{- $hash := toJson $in | sha256sum | trunc 12 -}}
 {{- $steps = append $steps (dict "name" "precompile" "marker" (printf "%s/precompile-%s.done" $markerDir $hash) "inputs" $in) -}}

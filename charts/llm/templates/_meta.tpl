@@ -26,6 +26,9 @@ labels:
   {{- with get . "extraLabels" }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
+  {{- with get (get . "order" | default dict) "labels" }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- $ann := dict -}}
 {{- range $k, $val := $root.Values.workload.annotations }}{{ $_ := set $ann $k $val }}{{ end -}}
 {{- range $k, $val := get . "annotations" | default dict }}{{ $_ := set $ann $k $val }}{{ end -}}
@@ -50,8 +53,9 @@ this release. Inputs (dict): root, group ("" for the core group), kind, name.
 {{- end -}}
 
 {{/*
-llm.order: where an object sits in the apply order, as JSON {"wave": n,
-"dependsOn": [...], "annotations": {...}}.
+llm.order: where an object sits in the apply order, and how it is
+admitted, as JSON {"wave": n, "dependsOn": [...], "annotations": {...},
+"labels": {...}}: the run's object carries Kueue's labels.
 
 Waves count the objects that run steps (download, preprocess, run), in
 order, so under Argo CD a step starts only when the one before it is healthy
@@ -93,7 +97,13 @@ step needs) or "beside" (pods that run next to the run: shell, TensorBoard).
 {{- end -}}
 {{- $annotations := dict -}}
 {{- if and (eq .step "run") $inside }}{{ $_ := set $annotations "llmrender.dev/steps-inside" (join "," $inside) }}{{ end -}}
-{{- toJson (dict "wave" $wave "dependsOn" $deps "annotations" $annotations) -}}
+{{- /* The run's object is what Kueue queues and admits. */ -}}
+{{- $labels := dict -}}
+{{- if eq .step "run" -}}
+{{- with $root.Values.kueue.queueName }}{{ $_ := set $labels "kueue.x-k8s.io/queue-name" . }}{{ end -}}
+{{- with $root.Values.kueue.priorityClass }}{{ $_ := set $labels "kueue.x-k8s.io/priority-class" . }}{{ end -}}
+{{- end -}}
+{{- toJson (dict "wave" $wave "dependsOn" $deps "annotations" $annotations "labels" $labels) -}}
 {{- end -}}
 
 {{/*
@@ -103,17 +113,18 @@ and the step. Steps are Jobs, or Pods in pod mode (no controllers at all),
 except precompilation and the fabric test, which need the run's workers:
 the MPI launcher or the Ray job precompiles before training, and every
 accelerator pod of the run tests the fabric in an init container, in the
-run's own object.
+run's own object. In jobset mode every step is a replicated job of the
+run's JobSet.
 Inputs (dict): ctx, step.
 */}}
 {{- define "llm.stepObject" -}}
 {{- $c := .ctx -}}
 {{- $kind := ternary "Pod" "Job" (eq $c.mode "pod") -}}
 {{- $name := printf "%s-%s" $c.name .step -}}
-{{- if has .step (list "run" "precompile" "fabric-test") -}}
-{{- $kind = get (dict "pod" "Pod" "job" "Job" "indexed-job" "Job" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "rayjob" "RayJob") $c.mode -}}
+{{- if or (has .step (list "run" "precompile" "fabric-test")) (eq $c.mode "jobset") -}}
+{{- $kind = get (dict "pod" "Pod" "job" "Job" "indexed-job" "Job" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "rayjob" "RayJob" "jobset" "JobSet" "trainjob" "TrainJob") $c.mode -}}
 {{- $name = $c.name -}}
 {{- end -}}
-{{- $group := get (dict "Job" "batch" "PyTorchJob" "kubeflow.org" "MPIJob" "kubeflow.org" "RayJob" "ray.io") $kind -}}
+{{- $group := get (dict "Job" "batch" "PyTorchJob" "kubeflow.org" "MPIJob" "kubeflow.org" "RayJob" "ray.io" "JobSet" "jobset.x-k8s.io" "TrainJob" "trainer.kubeflow.org") $kind -}}
 {{- toJson (dict "group" $group "kind" $kind "name" $name) -}}
 {{- end -}}

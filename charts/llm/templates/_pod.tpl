@@ -38,7 +38,7 @@ metadata:
     {{- toYaml . | nindent 4 }}
     {{- end }}
   {{- if get . "accelerator" }}
-  {{- with .ctx.fabric.annotations }}
+  {{- with merge (include "llm.kueue.topology" .root | fromYaml) .ctx.fabric.annotations }}
   annotations:
     {{- toYaml . | nindent 4 }}
   {{- end }}
@@ -51,11 +51,6 @@ spec:
 {{- define "llm.pod.labels" -}}
 {{- with get . "role" }}
 llmrender.dev/role: {{ . | quote }}
-{{- end }}
-{{- with .root.Values.kueue.queueName }}
-{{- if get $ "accelerator" }}
-kueue.x-k8s.io/queue-name: {{ . | quote }}
-{{- end }}
 {{- end }}
 {{- end -}}
 
@@ -77,6 +72,11 @@ dnsPolicy: ClusterFirstWithHostNet
 {{- end }}
 {{- with $c.serviceAccount }}
 serviceAccountName: {{ . }}
+{{- end }}
+{{- if get . "accelerator" }}
+{{- with $v.workload.priorityClassName }}
+priorityClassName: {{ . | quote }}
+{{- end }}
 {{- end }}
 {{- with $v.workload.imagePullSecrets }}
 imagePullSecrets:
@@ -160,5 +160,24 @@ spec:
   ttlSecondsAfterFinished: {{ int $root.Values.workload.ttlSecondsAfterFinished }}
   template:
     {{- include "llm.pod.template" .pod | nindent 4 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+llm.kueue.topology: the pod annotations of Kueue's topology-aware
+scheduling for the accelerator pods (input: the chart root). Slices apply
+to the pods of one JobSet replicated job (jobset and trainjob modes).
+*/}}
+{{- define "llm.kueue.topology" -}}
+{{- $k := .Values.kueue -}}
+{{- with $k.requiredTopology }}
+kueue.x-k8s.io/podset-required-topology: {{ . | quote }}
+{{- end }}
+{{- with $k.preferredTopology }}
+kueue.x-k8s.io/podset-preferred-topology: {{ . | quote }}
+{{- end }}
+{{- if and $k.sliceTopology (has .Values.orchestration.mode (list "jobset" "trainjob")) }}
+kueue.x-k8s.io/podset-slice-required-topology: {{ $k.sliceTopology | quote }}
+kueue.x-k8s.io/podset-slice-size: {{ int $k.sliceSize | toString | quote }}
 {{- end }}
 {{- end -}}

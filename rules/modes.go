@@ -1,0 +1,134 @@
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/llmrender/llmrender/values"
+)
+
+// The operators' versions (values: operators.*) decide which APIs and
+// fields a mode can use; these checks are part of LR014 (a mode that cannot
+// run what the values ask for).
+
+// operatorAtLeast tells whether the operator version in values is at
+// least min; an unparsable version counts as new enough (the schema checks
+// the format).
+func (w *Workload) operatorAtLeast(operator, min string) bool {
+	have, err := semver.NewVersion(str(w.V, "operators", operator))
+	if err != nil {
+		return true
+	}
+	return !have.LessThan(semver.MustParse(min))
+}
+
+// LR014: what the named operator versions cannot run, and what a shared
+// Trainer runtime cannot be patched to do.
+func operatorVersions(w *Workload, pos *values.Positions) []Finding {
+	var out []Finding
+	ver := func(op string) string { return str(w.V, "operators", op) }
+	if boolean(w.V, "kueue", "localQueue", "create") && (str(w.V, "kueue", "queueName") == "" || str(w.V, "kueue", "localQueue", "clusterQueue") == "") {
+		out = append(out, at(pos, "LR014", Error, "/kueue/localQueue/create",
+			"a LocalQueue needs its name (kueue.queueName) and the ClusterQueue it points to (kueue.localQueue.clusterQueue)"))
+	}
+	switch w.Mode {
+	case "jobset":
+		if !w.operatorAtLeast("jobset", "0.8.0") {
+			out = append(out, at(pos, "LR014", Error, "/operators/jobset", fmt.Sprintf(
+				"jobset mode orders its steps with dependsOn, which JobSet serves from v0.8.0; the cluster runs %s: upgrade JobSet or use another mode", ver("jobset"))))
+		}
+	case "trainjob":
+		if !w.operatorAtLeast("trainer", "2.0.0") {
+			out = append(out, at(pos, "LR014", Error, "/operators/trainer", fmt.Sprintf(
+				"trainjob mode needs Kubeflow Trainer v2 (v2.0.0 or later); %s is the training-operator's line: use pytorchjob mode", ver("trainer"))))
+		}
+		if runtime := str(w.V, "trainjob", "runtime"); runtime != "" {
+			out = append(out, sharedRuntime(w, pos, runtime)...)
+		}
+	case "rayjob":
+		if len(list(w.V, "ray", "deletionRules")) > 0 {
+			if !w.operatorAtLeast("kuberay", "1.5.0") {
+				out = append(out, at(pos, "LR014", Error, "/ray/deletionRules", fmt.Sprintf(
+					"deletionRules are KubeRay's from v1.5.0; the cluster runs %s", ver("kuberay"))))
+			}
+			if str(w.V, "kueue", "queueName") != "" {
+				out = append(out, at(pos, "LR014", Error, "/ray/deletionRules",
+					"Kueue requires shutdownAfterJobFinishes: true on a queued RayJob, and KubeRay refuses it together with deletionRules; drop one of them"))
+			}
+		}
+	case "pytorchjob":
+		if str(w.V, "kueue", "queueName") != "" {
+			out = append(out, at(pos, "LR014", Warning, "/kueue/queueName",
+				"Kueue's PyTorchJob integration is deprecated and off by default (kubeflow.org/pytorchjob in its integrations.frameworks); unless your Kueue enables it, the queue label is ignored: jobset and trainjob modes are queued by default"))
+		}
+	}
+	return out
+}
+
+// sharedRuntime: a ClusterTrainingRuntime can be patched (placement,
+// volumes, mounts) but gets no containers, host network or claims from a
+// TrainJob, so a run that needs them needs a runtime of its own.
+func sharedRuntime(w *Workload, pos *values.Positions, runtime string) []Finding {
+	if !w.operatorAtLeast("trainer", "2.1.0") {
+		return []Finding{at(pos, "LR014", Error, "/trainjob/runtime", fmt.Sprintf(
+			"patching runtime %s needs Trainer v2.1.0 (podTemplateOverrides) or v2.2.0 (runtimePatches); the cluster runs %s: leave trainjob.runtime empty for a TrainingRuntime of this release",
+			runtime, str(w.V, "operators", "trainer")))}
+	}
+	var needs []string
+	if boolean(w.V, "download", "enabled") || boolean(w.V, "steps", "preprocess", "enabled") {
+		needs = append(needs, "an init container that waits for the steps before it (download, preprocess)")
+	}
+	if boolean(w.V, "steps", "fabricTest", "enabled") {
+		needs = append(needs, "the fabric test's init container")
+	}
+	kind := w.FabricOf()
+	plugin := str(w.V, "fabric", "plugin")
+	if plugin == "" {
+		plugin = str(w.V, "catalog", "fabrics", kind, "plugin")
+	}
+	switch {
+	case kind == "gpudirect-tcpx" || kind == "gpudirect-tcpxo":
+		needs = append(needs, kind+"'s receive daemon (a native sidecar)")
+	case kind == "gpudirect-rdma" && plugin == "pod":
+		needs = append(needs, "the NCCL plugin installer (an init container)")
+	}
+	if kind != "" && str(w.V, "catalog", "fabrics", kind, "platform") == "GKE" {
+		switch str(w.V, "fabric", "attach") {
+		case "host":
+			needs = append(needs, "the host network")
+		case "dra":
+			needs = append(needs, "a DRA claim")
+		}
+	}
+	if len(needs) == 0 {
+		return nil
+	}
+	return []Finding{at(pos, "LR014", Error, "/trainjob/runtime", fmt.Sprintf(
+		"the run's pods need %s, which a TrainJob cannot add to runtime %s; leave trainjob.runtime empty and the release renders a TrainingRuntime wired for them",
+		strings.Join(needs, ", "), runtime))}
+}
+
+// LR014 (warning): a Kueue topology level the profile's nodes do not carry
+// leaves the workload unadmitted; the cloud's levels are profile data.
+func kueueTopology(w *Workload, pos *values.Positions) []Finding {
+	levels := stringList(w.Acc, "topologyLevels")
+	if len(levels) == 0 {
+		return nil
+	}
+	var out []Finding
+	for _, field := range []string{"requiredTopology", "preferredTopology", "sliceTopology"} {
+		level := str(w.V, "kueue", field)
+		if level == "" || slices.Contains(levels, level) {
+			continue
+		}
+		out = append(out, at(pos, "LR014", Warning, "/kueue/"+field, fmt.Sprintf(
+			"%s nodes carry the topology labels %s; %q is not among them, so Kueue cannot place the pods unless your cluster labels its nodes so",
+			w.Profile, strings.Join(levels, ", "), level)))
+	}
+	if str(w.V, "kueue", "sliceTopology") != "" && integer(w.V, "kueue", "sliceSize") <= 0 {
+		out = append(out, at(pos, "LR014", Error, "/kueue/sliceSize", "kueue.sliceTopology needs kueue.sliceSize: the pods per slice"))
+	}
+	return out
+}
