@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
@@ -62,7 +63,7 @@ func LoadChart(dir string) (*Chart, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("chart %s: not a directory", dir)
 	}
-	c, err := renderer.Load(os.DirFS(dir))
+	c, err := renderer.Load(safeio.Dir(dir))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}

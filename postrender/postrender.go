@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/renderer"
 )
 
@@ -58,8 +59,9 @@ func Load(dir string) (*Overlay, error) {
 		return nil, fmt.Errorf("post-render %s: not a directory (give the directory that holds kustomization.yaml)", dir)
 	}
 	o := &Overlay{dir: dir, files: map[string][]byte{}}
-	total := 0
-	err = fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+	fsys := safeio.Dir(dir)
+	left := int64(MaxOverlaySize)
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -69,16 +71,14 @@ func Load(dir string) (*Overlay, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil // symlinks and devices are not part of an overlay
+		data, err := safeio.ReadFileFS(fsys, p, left)
+		if errors.Is(err, safeio.ErrTooLarge) {
+			return fmt.Errorf("holds more than %s; is this the overlay directory?", safeio.Size(MaxOverlaySize))
 		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
 		if err != nil {
 			return err
 		}
-		if total += len(data); total > MaxOverlaySize {
-			return fmt.Errorf("holds more than %d MiB; is this the overlay directory?", MaxOverlaySize>>20)
-		}
+		left -= int64(len(data))
 		o.files[p] = data
 		return nil
 	})

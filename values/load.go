@@ -3,12 +3,11 @@ package values
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/internal/safeio"
 )
 
 // Sources are the user's values in Helm's order of precedence, lowest first:
@@ -78,54 +77,28 @@ func readSetFile(path string) ([]byte, error) {
 }
 
 func readValuesFile(name string, stdin io.Reader) ([]byte, error) {
-	var r io.Reader
-	if name == "-" {
-		if stdin == nil {
-			return nil, &Error{Loc: Location{File: "<stdin>"}, Msg: "standard input is not available here"}
-		}
-		r = stdin
-	} else {
-		info, err := os.Stat(name)
-		if err != nil {
-			return nil, &Error{Loc: Location{File: name}, Msg: DescribeOpenError(err)}
-		}
-		if info.IsDir() {
-			return nil, &Error{Loc: Location{File: name}, Msg: "is a directory; expected a YAML values file"}
-		}
-		if info.Mode().IsRegular() && info.Size() > MaxFileSize {
-			return nil, &Error{Loc: Location{File: name}, Msg: fmt.Sprintf("is %d MiB, larger than the %d MiB limit for a values file", info.Size()>>20, MaxFileSize>>20)}
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, &Error{Loc: Location{File: name}, Msg: DescribeOpenError(err)}
-		}
-		defer f.Close()
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
-	if err != nil {
-		return nil, &Error{Loc: Location{File: name}, Msg: "cannot read: " + err.Error()}
-	}
-	if len(data) > MaxFileSize {
-		return nil, &Error{Loc: Location{File: name}, Msg: fmt.Sprintf("larger than the %d MiB limit for a values file", MaxFileSize>>20)}
-	}
-	return data, nil
-}
-
-// DescribeOpenError says why a file could not be read, without repeating its
-// path (the caller names it).
-func DescribeOpenError(err error) string {
+	var data []byte
+	var err error
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
+	case name != "-":
+		data, err = safeio.ReadFile(name, MaxFileSize)
+	case stdin == nil:
+		return nil, &Error{Loc: Location{File: "<stdin>"}, Msg: "standard input is not available here"}
+	default:
+		data, err = safeio.ReadAll(stdin, "<stdin>", MaxFileSize)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
+	var se *safeio.Error
+	if errors.As(err, &se) {
+		msg := se.Reason
+		switch {
+		case errors.Is(err, safeio.ErrTooLarge):
+			msg += " for a values file"
+		case errors.Is(err, safeio.ErrNotRegular):
+			msg += "; expected a YAML values file"
+		}
+		return nil, &Error{Loc: Location{File: se.Path}, Msg: msg}
 	}
-	return err.Error()
+	return data, err
 }
 
 // isEmptyDocument tells whether data holds no YAML document or only null.

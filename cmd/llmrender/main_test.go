@@ -237,11 +237,11 @@ func TestBadInputsGenerated(t *testing.T) {
 		{"invalid UTF-8", write("latin1.yaml", []byte("model:\n  name: caf\xe9\n")), "latin1.yaml: not valid UTF-8 text"},
 		{"NUL in text", write("nul.yaml", []byte("model:\n  name: a\x00b\n")), "nul.yaml: contains a NUL byte"},
 		{"10 MB of values", write("big.yaml", big), "big.yaml: is 10 MiB, larger than the 4 MiB limit"},
-		{"a directory", dir, dir + ": is a directory; expected a YAML values file"},
+		{"a directory", dir, dir + ": is a directory, not a file; expected a YAML values file"},
 		{"missing file", filepath.Join(dir, "nope.yaml"), "nope.yaml: no such file"},
 		// Readable by nobody, root included: reading /proc/self/mem at
 		// offset 0 fails.
-		{"unreadable file", "/proc/self/mem", "/proc/self/mem: cannot read: read /proc/self/mem: input/output error"},
+		{"unreadable file", "/proc/self/mem", "/proc/self/mem: cannot read: input/output error"},
 	}
 	for _, c := range cases {
 		r := runCLI(t, "", "render", "-f", c.path)
