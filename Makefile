@@ -145,7 +145,7 @@ clean:
 # testdata/fuzz/ and become regression cases that 'make test' runs).
 FUZZTIME ?= 2m
 FUZZ_TARGETS := ./values:FuzzParseYAML ./values:FuzzApplySet ./schema:FuzzValidate \
-	./pipeline:FuzzRender ./pipeline:FuzzLint ./plugin:FuzzRun
+	./pipeline:FuzzRender ./pipeline:FuzzLint ./plugin:FuzzRun ./renderer:FuzzExecute
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -116,3 +116,8 @@ func newCapabilities(kubeVersion string, extraAPIVersions []string) (*Capabiliti
 		HelmVersion: HelmVersion{Version: "v3.22"},
 	}, nil
 }
+
+// String prints the capabilities as fmt prints the struct itself, which is
+// what {{ .Capabilities }} shows in Helm. Inside a list or map fmt would
+// print the pointer as its address instead, which differs between runs.
+func (c *Capabilities) String() string { return fmt.Sprint(*c) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"text/template"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/sprig/v3"
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -135,18 +137,17 @@ func formatDate(format string, d any) string {
 // The YAML, JSON and TOML helpers behave exactly as Helm's: errors are
 // swallowed (to "" or an "Error" key), as templates expect.
 
-func toYAML(v any) string {
-	data, err := yaml.Marshal(v)
-	if err != nil {
+// toYAMLPretty is Helm's toYamlPretty (yaml.v3, two-space indent) with the
+// deterministic key order of toYAML.
+func toYAMLPretty(v any) string {
+	var n yamlv3.Node
+	if err := n.Encode(v); err != nil {
 		return ""
 	}
-	return strings.TrimSuffix(string(data), "\n")
-}
-
-func toYAMLPretty(v any) string {
+	orderNode(&n)
 	var buf bytes.Buffer
 	enc := newYAMLEncoder(&buf, false)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(&n); err != nil {
 		return ""
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
@@ -206,4 +207,75 @@ func fromJSONArray(s string) []any {
 		a = []any{err.Error()}
 	}
 	return a
+}
+
+// checkPrintf refuses formats that would print a memory address, which
+// differs between runs: %p, and the integer verbs (%d, %x, ...) applied to
+// an argument that holds a pointer (fmt prints a pointer as its address
+// under those verbs, even one with a String method).
+func checkPrintf(format string, args []any) error {
+	integer := false
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("+-# 0123456789.*[]", format[j]) >= 0 {
+			j++
+		}
+		if j >= len(format) {
+			break
+		}
+		switch format[j] {
+		case 'p':
+			return fmt.Errorf("printf %%p prints a memory address, which differs between renders")
+		case 'b', 'o', 'O', 'd', 'x', 'X', 'c', 'U':
+			integer = true
+		}
+		i = j
+	}
+	if integer {
+		for _, a := range args {
+			if holdsPointer(reflect.ValueOf(a), 0) {
+				return fmt.Errorf("printf of %T with an integer verb would print a memory address, which differs between renders; use %%v or %%s", a)
+			}
+		}
+	}
+	return nil
+}
+
+// holdsPointer tells whether v holds a non-nil pointer, a function or a
+// channel, which fmt can print as an address.
+func holdsPointer(v reflect.Value, depth int) bool {
+	if depth > MaxValueDepth {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Func, reflect.Chan:
+		return !v.IsNil()
+	case reflect.Interface:
+		return !v.IsNil() && holdsPointer(v.Elem(), depth+1)
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if holdsPointer(it.Value(), depth+1) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return false
+		}
+		for i := range v.Len() {
+			if holdsPointer(v.Index(i), depth+1) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if holdsPointer(v.Field(i), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }
