@@ -419,22 +419,28 @@ func sizedFuncs(b *budget) template.FuncMap {
 			return s["repeat"].(func(int, string) string)(count, str), nil
 		},
 		"until": func(count int) ([]int, error) {
-			if err := b.charge("until", mul(abs(count), 8)); err != nil {
-				return nil, err
+			step := 1
+			if count < 0 {
+				step = -1
 			}
-			return s["until"].(func(int) []int)(count), nil
+			return b.untilStep("until", 0, count, step)
 		},
 		"untilStep": func(start, stop, step int) ([]int, error) {
-			if err := b.charge("untilStep", mul(rangeLen(start, stop, step), 8)); err != nil {
-				return nil, err
-			}
-			return s["untilStep"].(func(int, int, int) []int)(start, stop, step), nil
+			return b.untilStep("untilStep", start, stop, step)
 		},
 		"seq": func(params ...int) (string, error) {
-			if err := b.charge("seq", mul(seqLen(params), 8+21)); err != nil {
+			start, stop, step, ok := seqArgs(params)
+			if !ok {
+				return "", nil
+			}
+			l, err := b.untilStep("seq", start, stop, step)
+			if err != nil {
 				return "", err
 			}
-			return s["seq"].(func(...int) string)(params...), nil
+			if err := b.charge("seq", mul(len(l), 21)); err != nil {
+				return "", err
+			}
+			return strings.Trim(fmt.Sprint(l), "[]"), nil
 		},
 		"indent":  indentFunc(b, "indent", s["indent"].(func(int, string) string)),
 		"nindent": indentFunc(b, "nindent", s["nindent"].(func(int, string) string)),
@@ -701,38 +707,55 @@ func mul(a, b int) int64 {
 	return int64(a) * int64(b)
 }
 
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-// rangeLen is how many numbers sprig's untilStep(start, stop, step) makes.
-func rangeLen(start, stop, step int) int {
+// untilStep is sprig's untilStep, counted first: the numbers from start
+// towards stop (not included) by step. Sprig's own loops forever when
+// start+step overflows (untilStep 9223372036854775800 9223372036854775807
+// 10); this one makes exactly the numbers that lie in the range.
+func (b *budget) untilStep(name string, start, stop, step int) ([]int, error) {
+	n := 0
 	switch {
 	case step > 0 && stop > start:
-		return int((uint64(stop-start) + uint64(step) - 1) / uint64(step))
+		n = int((uint64(stop-start) + uint64(step) - 1) / uint64(step))
 	case step < 0 && stop < start:
-		return int((uint64(start-stop) + uint64(-step) - 1) / uint64(-step))
+		n = int((uint64(start-stop) + uint64(-step) - 1) / uint64(-step))
 	}
-	return 0
+	if err := b.charge(name, mul(n, 8)); err != nil {
+		return nil, err
+	}
+	v := make([]int, n)
+	for i := range v {
+		v[i] = start + i*step
+	}
+	return v, nil
 }
 
-// seqLen is how many numbers sprig's seq makes.
-func seqLen(p []int) int {
+// seqArgs turns seq's arguments into untilStep's, as sprig's seq does
+// (the last number is included).
+func seqArgs(p []int) (start, stop, step int, ok bool) {
 	switch len(p) {
 	case 1:
-		return abs(p[0]) + 1
-	case 2:
-		return abs(p[1]-p[0]) + 1
-	case 3:
-		if p[1] == 0 {
-			return 0
+		start, step = 1, 1
+		if p[0] < start {
+			step = -1
 		}
-		return abs(p[2]-p[0])/abs(p[1]) + 1
+		return start, p[0] + step, step, true
+	case 2:
+		step = 1
+		if p[1] < p[0] {
+			step = -1
+		}
+		return p[0], p[1] + step, step, true
+	case 3:
+		inc := 1
+		if p[2] < p[0] {
+			inc = -1
+			if p[1] > 0 {
+				return 0, 0, 0, false
+			}
+		}
+		return p[0], p[2] + inc, p[1], true
 	}
-	return 0
+	return 0, 0, 0, false
 }
 
 func lenOf(v any) int {

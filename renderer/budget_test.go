@@ -102,6 +102,10 @@ func TestBudgetGuardsAreTransparent(t *testing.T) {
 		{`{{ toYaml (dict "a" (list 1 2)) }}|{{ deepCopy (dict "b" 2) }}|{{ html "<a>" }}|{{ toString 5 }}`, "a:\n- 1\n- 2|map[b:2]|&lt;a&gt;|5"},
 		{`{{ $d := dict "x" 1 }}{{ $_ := merge $d (dict "y" 2) }}{{ $d }} {{ sortAlpha (list "b" "a") }}`, "map[x:1 y:2] [a b]"},
 		{`{{ range $i, $e := until 3 }}{{ $i }}{{ else }}none{{ end }}{{ range list }}x{{ else }}-{{ end }}`, "012-"},
+		// sprig's untilStep loops forever (and allocates) when a step
+		// overflows; these end with the numbers that lie in the range.
+		{`{{ untilStep 9223372036854775800 9223372036854775807 10 }} {{ untilStep -9223372036854775800 -9223372036854775808 -10 }}`, "[9223372036854775800] [-9223372036854775800]"},
+		{`{{ seq 9223372036854775806 9223372036854775807 }}|{{ until -2 }}|{{ untilStep 1 5 0 }}`, "|[0 -1]|[]"},
 	}
 	for _, c := range cases {
 		got, err := execOne(t, c.tpl, map[string]any{}, small, nil)

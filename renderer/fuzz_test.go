@@ -1,6 +1,7 @@
 package renderer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,12 @@ func FuzzExecute(f *testing.F) {
 	fuzzseed.Add(f, "../charts/llm/templates/*", "../testdata/charts/*/templates/*", "../testdata/fuzz/templates/*")
 	limits := Limits{Steps: 20_000, Bytes: 8 << 20, Output: 8 << 20, Time: 2 * time.Second}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		// A render that never returns cannot fail the test from inside;
+		// crash the worker instead, so the fuzzer keeps the input.
+		watchdog := time.AfterFunc(10*limits.Time, func() {
+			panic(fmt.Sprintf("a render of %q did not end within %v", in, 10*limits.Time))
+		})
+		defer watchdog.Stop()
 		render := func() (string, error) {
 			c := &Chart{Metadata: base.Metadata, Values: base.Values, Files: base.Files,
 				Templates: append(append([]File(nil), partials...), File{Name: "templates/fuzz.yaml", Data: in})}
