@@ -3,7 +3,9 @@ package renderer
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"text/template"
 	"text/template/parse"
 	"time"
@@ -80,13 +82,14 @@ func (e *LimitError) Error() string { return e.Msg }
 // budget is what one render has left. Once a limit is reached every later
 // charge fails too, so nothing after the first failure does more work.
 type budget struct {
-	limits   Limits
-	steps    int
-	bytes    int64
-	output   int64
-	tplDepth int
-	deadline time.Time
-	err      error
+	abandoned atomic.Bool // set by Execute when it stops waiting
+	limits    Limits
+	steps     int
+	bytes     int64
+	output    int64
+	tplDepth  int
+	deadline  time.Time
+	err       error
 }
 
 func newBudget(l Limits) *budget {
@@ -101,10 +104,17 @@ func (b *budget) fail(format string, args ...any) error {
 	return b.err
 }
 
+// abandon makes every later step and charge fail: the caller has given
+// up waiting for the render.
+func (b *budget) abandon() { b.abandoned.Store(true) }
+
 // step counts one step; every 1024 steps it also looks at the clock.
 func (b *budget) step() (string, error) {
 	if b.err != nil {
 		return "", b.err
+	}
+	if b.abandoned.Load() {
+		return "", b.fail("the render takes longer than %v", b.limits.Time)
 	}
 	b.steps++
 	if b.steps > b.limits.Steps {
@@ -120,6 +130,9 @@ func (b *budget) step() (string, error) {
 func (b *budget) charge(name string, n int64) error {
 	if b.err != nil {
 		return b.err
+	}
+	if b.abandoned.Load() {
+		return b.fail("the render takes longer than %v", b.limits.Time)
 	}
 	if n < 0 || n > b.limits.Bytes-b.bytes {
 		return b.fail("%s would take the bytes produced by functions past the render's limit of %s", name, safeio.Size(b.limits.Bytes))
@@ -513,6 +526,8 @@ func sizedFuncs(b *budget) template.FuncMap {
 			}
 			return s["sortAlpha"].(func(any) []string)(v), nil
 		},
+		"uniq":     uniq,
+		"mustUniq": uniq,
 		"deepCopy": func(v any) (any, error) {
 			if err := b.value("deepCopy", v); err != nil {
 				return nil, err
@@ -857,4 +872,37 @@ func printfWidths(format string, args []any) int64 {
 		total += 330 // the longest number a verb can print (a float64 in %f)
 	}
 	return total
+}
+
+// uniq is sprig's uniq without its quadratic cost for plain values: sprig
+// compares every item with every kept one (reflect.DeepEqual), so a list
+// of 100,000 numbers takes minutes in one call. Strings, numbers and
+// booleans are looked up in a map, which for them is the same equality;
+// other items are still compared one by one.
+func uniq(list any) ([]any, error) {
+	v := reflect.ValueOf(list)
+	if k := v.Kind(); k != reflect.Slice && k != reflect.Array {
+		return nil, fmt.Errorf("Cannot find uniq on type %s", k)
+	}
+	out := []any{}
+	seen := map[any]bool{}
+	var others []any
+	for i := range v.Len() {
+		item := v.Index(i).Interface()
+		switch reflect.ValueOf(item).Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+			if seen[item] {
+				continue
+			}
+			seen[item] = true
+		default:
+			if slices.ContainsFunc(others, func(o any) bool { return reflect.DeepEqual(o, item) }) {
+				continue
+			}
+			others = append(others, item)
+		}
+		out = append(out, item)
+	}
+	return out, nil
 }

@@ -148,3 +148,32 @@ func TestToYamlKeyOrderIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// One long function call cannot be interrupted; Execute stops waiting for
+// it at the time limit, and the abandoned render ends at its next step.
+func TestBudgetWallTimeInsideOneCall(t *testing.T) {
+	var l []any
+	for i := range 30000 {
+		l = append(l, map[string]any{"i": int64(i)})
+	}
+	start := time.Now()
+	_, err := execOne(t, `{{ $u := uniq .Values.l }}{{ range until 10 }}{{ end }}`, map[string]any{"l": l},
+		Options{Limits: Limits{Time: 300 * time.Millisecond}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the render takes longer than 300ms") {
+		t.Fatalf("error = %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("returned after %v", d)
+	}
+}
+
+// uniq keeps sprig's results, in linear time for plain values.
+func TestUniq(t *testing.T) {
+	got, err := execOne(t, `{{ uniq (list 1 "1" 1 2.5 2.5 true "a" "a" (dict "k" 1) (dict "k" 1) (list 1) nil nil) }} {{ len (uniq (until 200000)) }}`, map[string]any{}, small, nil)
+	if want := "[1 1 2.5 true a map[k:1] [1] <nil>] 200000"; err != nil || got != want {
+		t.Errorf("got %q, %v; want %q", got, err, want)
+	}
+	if _, err := execOne(t, `{{ uniq 5 }}`, map[string]any{}, small, nil); err == nil || !strings.Contains(err.Error(), "Cannot find uniq on type int") {
+		t.Errorf("uniq of a number: %v", err)
+	}
+}

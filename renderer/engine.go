@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 
 	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/values"
@@ -49,12 +50,39 @@ func sharedBaseFuncs() template.FuncMap {
 
 // Execute runs every template of the chart with vals as .Values and returns
 // the output of each non-partial template, sorted by name.
-func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("rendering failed: %v", r)
-		}
+//
+// The render runs on its own goroutine so that its time limit holds even
+// inside one long function call: at the limit Execute returns, and the
+// abandoned render stops at its next step or charge.
+func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
+	budget := newBudget(opts.Limits)
+	type result struct {
+		out []Rendered
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{nil, fmt.Errorf("rendering failed: %v", p)}
+			}
+			done <- r
+		}()
+		r.out, r.err = execute(c, vals, opts, budget)
 	}()
+	timer := time.NewTimer(budget.limits.Time + time.Second)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-timer.C:
+		budget.abandon()
+		return nil, fmt.Errorf("%s: %w", c.Metadata.Name, &LimitError{fmt.Sprintf("the render takes longer than %v", budget.limits.Time)})
+	}
+}
+
+func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out []Rendered, err error) {
 	caps, err := newCapabilities(opts.KubeVersion, opts.APIVersions)
 	if err != nil {
 		return nil, err
@@ -71,7 +99,6 @@ func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err e
 		"Subcharts":    map[string]any{},
 	}
 
-	budget := newBudget(opts.Limits)
 	parsed, names, err := c.parsed.get(c, opts.Strict)
 	if err != nil {
 		return nil, err
