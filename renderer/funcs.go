@@ -3,6 +3,7 @@ package renderer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -65,6 +66,17 @@ func baseFuncs() template.FuncMap {
 	f["htmlDate"] = func(d any) string { return formatDate("2006-01-02", d) }
 	f["toDate"] = func(layout, s string) time.Time { t, _ := time.ParseInLocation(layout, s, time.UTC); return t }
 	f["mustToDate"] = func(layout, s string) (time.Time, error) { return time.ParseInLocation(layout, s, time.UTC) }
+	f["dateInZone"] = dateInZone
+	f["date_in_zone"] = dateInZone
+	f["htmlDateInZone"] = func(d any, zone string) (string, error) { return dateInZone("2006-01-02", d, zone) }
+	durationRound := f["durationRound"].(func(any) string)
+	f["durationRound"] = func(d any) (string, error) {
+		switch d.(type) {
+		case time.Time, *time.Time:
+			return "", errors.New("durationRound of a time is the time since then, which reads the clock, so two renders of the same input would differ; pass a duration instead")
+		}
+		return durationRound(d), nil
+	}
 
 	extras := template.FuncMap{
 		"toToml":        toTOML,
@@ -113,6 +125,19 @@ func valuesByKey(dict map[string]any) []any {
 		out[i] = dict[k]
 	}
 	return out
+}
+
+// dateInZone is sprig's dateInZone for the zones that are the same on
+// every machine: UTC, and "Local", which is UTC here as for date. Any other
+// zone would come from the machine's time zone database ($ZONEINFO,
+// /usr/share/zoneinfo), whose contents differ between machines. A value
+// that is not a time is "" as for date, where sprig would take the clock.
+func dateInZone(format string, d any, zone string) (string, error) {
+	switch zone {
+	case "UTC", "Local", "":
+		return formatDate(format, d), nil
+	}
+	return "", fmt.Errorf("time zone %q would be read from this machine's time zone database, so renders on different machines could differ; use \"UTC\"", zone)
 }
 
 func formatDate(format string, d any) string {
