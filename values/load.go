@@ -3,6 +3,7 @@ package values
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 
 	"go.yaml.in/yaml/v3"
@@ -25,11 +26,52 @@ type Sources struct {
 // kilobytes; the built-in chart's, catalog included, is about 15 KiB.
 const MaxFileSize = 4 << 20
 
+// Limits on all values sources together. Each file and each flag has its
+// own limits (MaxFileSize, MaxNodes, MaxListIndex); these keep many of them
+// from adding up to more: a thousand --set flags with a list index of 60,000
+// each would otherwise build sixty million list slots.
+const (
+	MaxTotalBytes  = 16 << 20  // read from values files, --set-file files and flags
+	MaxTotalValues = 1_000_000 // values created: every scalar, list slot and map entry
+)
+
+// totals counts what all sources of one Load have created.
+type totals struct{ bytes, values int }
+
+func (t *totals) add(bytes, values int) error {
+	t.bytes += bytes
+	t.values += values
+	switch {
+	case t.bytes > MaxTotalBytes:
+		return fmt.Errorf("values files and flags together are larger than %d MiB", MaxTotalBytes>>20)
+	case t.values > MaxTotalValues:
+		return fmt.Errorf("values files and flags together would hold more than %d values (list indexes fill the list up to them)", MaxTotalValues)
+	}
+	return nil
+}
+
+// countValues counts the values of a tree as MaxTotalValues does.
+func countValues(v any) int {
+	n := 1
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			n += countValues(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += countValues(e)
+		}
+	}
+	return n
+}
+
 // Load reads and merges all user values. Nothing is coalesced with chart
 // defaults here; see Coalesce.
 func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 	merged := map[string]any{}
 	pos := NewPositions()
+	tot := &totals{}
 	for _, name := range s.Files {
 		data, err := readValuesFile(name, stdin)
 		if err != nil {
@@ -39,9 +81,15 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 		if name == "-" {
 			display = "<stdin>"
 		}
+		if err := tot.add(len(data), 0); err != nil {
+			return nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
+		}
 		v, p, err := ParseYAML(display, data)
 		if err != nil {
 			return nil, nil, err
+		}
+		if err := tot.add(0, len(p.Values)); err != nil {
+			return nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
 		}
 		if len(v) == 0 && isEmptyDocument(data) {
 			// Helm accepts this silently; it is almost always a failed
@@ -57,7 +105,7 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 	}{{s.SetJSON, SetJSON}, {s.Set, SetTyped}, {s.SetString, SetString}, {s.SetFile, SetFile}}
 	for _, step := range steps {
 		for _, expr := range step.exprs {
-			if err := ApplySet(merged, expr, step.kind, readSetFile, pos); err != nil {
+			if err := applySet(merged, expr, step.kind, readSetFile, pos, tot); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -39,12 +39,20 @@ type ReadFileFunc func(path string) ([]byte, error)
 // a backslash escapes the next character, and commas separate assignments.
 // Every value it sets is recorded in pos as coming from the flag.
 func ApplySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions) error {
+	return applySet(dst, expr, kind, readFile, pos, &totals{})
+}
+
+func applySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions, tot *totals) error {
 	p := &setParser{
 		in:       []rune(expr),
 		kind:     kind,
 		readFile: readFile,
 		pos:      pos,
 		loc:      Location{Flag: kind.FlagName() + " " + expr},
+		tot:      tot,
+	}
+	if err := tot.add(len(expr), 0); err != nil {
+		return &Error{Loc: p.loc, Msg: err.Error()}
 	}
 	for {
 		err := p.key(dst, "", 0)
@@ -64,6 +72,18 @@ type setParser struct {
 	readFile ReadFileFunc
 	pos      *Positions
 	loc      Location
+	tot      *totals // what all sources have created so far
+}
+
+// set stores v under k, counting a new key as a value created.
+func (p *setParser) set(data map[string]any, k string, v any) error {
+	if _, exists := data[k]; !exists {
+		if err := p.tot.add(0, 1); err != nil {
+			return err
+		}
+	}
+	data[k] = v
+	return nil
 }
 
 func (p *setParser) record(ptr string) {
@@ -123,7 +143,9 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		if err != nil {
 			return err
 		}
-		data[k] = list
+		if err := p.set(data, k, list); err != nil {
+			return err
+		}
 		p.record(child)
 		return nil
 	case '=':
@@ -132,7 +154,9 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 			return err
 		}
 		if k != "" {
-			data[k] = v
+			if err := p.set(data, k, v); err != nil {
+				return err
+			}
 			p.record(child)
 		}
 		return err
@@ -155,7 +179,9 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 			return fmt.Errorf("key map %q has no value", k)
 		}
 		if len(inner) != 0 {
-			data[k] = inner
+			if err := p.set(data, k, inner); err != nil {
+				return err
+			}
 			p.record(child)
 		}
 		return err
@@ -180,12 +206,17 @@ func (p *setParser) index() (int, error) {
 	return i, nil
 }
 
-func setIndex(list []any, i int, v any) []any {
-	for len(list) <= i {
-		list = append(list, nil)
+// setIndex stores v at index i, growing the list with nulls; every slot
+// it adds counts as a value created.
+func (p *setParser) setIndex(list []any, i int, v any) ([]any, error) {
+	if grow := i + 1 - len(list); grow > 0 {
+		if err := p.tot.add(0, grow); err != nil {
+			return list, err
+		}
+		list = append(list, make([]any, grow)...)
 	}
 	list[i] = v
-	return list
+	return list, nil
 }
 
 func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, error) {
@@ -204,7 +235,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 			return list, err
 		}
 		p.record(item)
-		return setIndex(list, i, v), nil
+		return p.setIndex(list, i, v)
 	case '[':
 		j, err := p.index()
 		if err != nil {
@@ -223,7 +254,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 			return list, err
 		}
 		p.record(item)
-		return setIndex(list, i, inner), nil
+		return p.setIndex(list, i, inner)
 	default: // '.'
 		inner, _ := func() (map[string]any, bool) {
 			if i < len(list) {
@@ -239,7 +270,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 			return list, err
 		}
 		p.record(item)
-		return setIndex(list, i, inner), nil
+		return p.setIndex(list, i, inner)
 	}
 }
 
@@ -290,6 +321,9 @@ func (p *setParser) typed(s string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := p.tot.add(len(data), 1); err != nil {
+			return nil, err
+		}
 		return string(data), nil
 	}
 	return TypedScalar(s), nil
@@ -335,6 +369,9 @@ func (p *setParser) jsonValue() (any, error) {
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("invalid JSON value: %v", err)
+	}
+	if err := p.tot.add(0, countValues(v)); err != nil {
+		return nil, err
 	}
 	p.at += len([]rune(rest[:dec.InputOffset()]))
 	for p.at < len(p.in) && unicode.IsSpace(p.in[p.at]) {
