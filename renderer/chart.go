@@ -14,6 +14,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/values"
 )
@@ -153,11 +154,11 @@ func Load(fsys fs.FS) (*Chart, error) {
 func (m *Metadata) validate() error {
 	switch {
 	case m.APIVersion != "v1" && m.APIVersion != "v2":
-		return fmt.Errorf("chart: Chart.yaml: apiVersion must be v1 or v2, got %q", m.APIVersion)
+		return fmt.Errorf("chart: Chart.yaml: apiVersion must be v1 or v2, got %s", redact.Quote(m.APIVersion))
 	case m.Name == "":
 		return errors.New("chart: Chart.yaml: name is required")
 	case strings.ContainsAny(m.Name, "/\\ "):
-		return fmt.Errorf("chart: Chart.yaml: name %q must not contain slashes or spaces", m.Name)
+		return fmt.Errorf("chart: Chart.yaml: name %s must not contain slashes or spaces", redact.Quote(m.Name))
 	case m.Version == "":
 		return errors.New("chart: Chart.yaml: version is required")
 	case strings.EqualFold(m.Type, "library"):
@@ -188,7 +189,7 @@ func loadIgnore(fsys fs.FS) (ignoreRules, error) {
 			continue
 		}
 		if strings.HasPrefix(line, "!") {
-			return nil, fmt.Errorf("chart: .helmignore: negated patterns (%s) are not supported", line)
+			return nil, fmt.Errorf("chart: .helmignore: negated patterns (%s) are not supported", redact.Excerpt(line))
 		}
 		rules = append(rules, line)
 	}

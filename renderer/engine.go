@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmrender/llmrender/internal/lazy"
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -268,7 +269,7 @@ func bindSetFuncs(t *template.Template, st *renderState) {
 	t.Funcs(template.FuncMap{
 		"include": func(name string, data any) (string, error) {
 			if included[name] >= MaxIncludeDepth {
-				return "", fmt.Errorf("include %q is nested more than %d times (does it include itself?)", name, MaxIncludeDepth)
+				return "", fmt.Errorf("include %s is nested more than %d times (does it include itself?)", redact.Quote(name), MaxIncludeDepth)
 			}
 			included[name]++
 			defer func() { included[name]-- }()
@@ -294,12 +295,12 @@ func bindSetFuncs(t *template.Template, st *renderState) {
 			bindSetFuncs(clone, st)
 			clone, err = clone.New(tplName).Parse(text)
 			if err != nil {
-				return "", fmt.Errorf("cannot parse template %q: %v", text, err)
+				return "", fmt.Errorf("cannot parse the text given to tpl, %s: %v", redact.Quote(text), err)
 			}
 			instrument(clone, scalarFunc)
 			var buf strings.Builder
 			if err := clone.Execute(budget.writer(&buf), data); err != nil {
-				return "", fmt.Errorf("error during tpl function execution for %q: %w", text, err)
+				return "", fmt.Errorf("error during tpl function execution for %s: %w", redact.Quote(text), err)
 			}
 			return strings.ReplaceAll(buf.String(), "<no value>", ""), nil
 		},
@@ -384,9 +385,9 @@ func CheckReleaseName(name string) error {
 	case name == "":
 		return errors.New("the release name must not be empty")
 	case len(name) > MaxReleaseNameLength:
-		return fmt.Errorf("release name %q is %d characters; at most %d fit the names derived from it", name, len(name), MaxReleaseNameLength)
+		return fmt.Errorf("release name %s is %d characters; at most %d fit the names derived from it", redact.Quote(name), len(name), MaxReleaseNameLength)
 	case !releaseNameRE().MatchString(name):
-		return fmt.Errorf("release name %q must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", name)
+		return fmt.Errorf("release name %s must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", redact.Quote(name))
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/Masterminds/sprig/v3"
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // NonDeterministic lists the sprig functions that would make two renders of
@@ -137,7 +139,7 @@ func dateInZone(format string, d any, zone string) (string, error) {
 	case "UTC", "Local", "":
 		return formatDate(format, d), nil
 	}
-	return "", fmt.Errorf("time zone %q would be read from this machine's time zone database, so renders on different machines could differ; use \"UTC\"", zone)
+	return "", fmt.Errorf("time zone %s would be read from this machine's time zone database, so renders on different machines could differ; use \"UTC\"", redact.Quote(zone))
 }
 
 func formatDate(format string, d any) string {

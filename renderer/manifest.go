@@ -13,6 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/values"
 )
@@ -224,16 +225,9 @@ func nodeKind(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("the text %q", truncate(n.Value, 40))
+		return "the text " + redact.Quote(n.Value)
 	}
 	return "something else"
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // canonical returns a copy of n with aliases expanded, comments dropped,
@@ -265,7 +259,7 @@ func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
 					return nil, fmt.Errorf("line %d: YAML merge keys (<<) are not allowed in manifests; Kubernetes does not expand them", c.Line)
 				}
 				if first := seen.add(i); first != nil {
-					return nil, fmt.Errorf("line %d: duplicate key %q (first at line %d)", c.Line, c.Value, first.Line)
+					return nil, fmt.Errorf("line %d: duplicate key %s (first at line %d)", c.Line, redact.Quote(c.Value), first.Line)
 				}
 			}
 			cc, err := canonical(c, budget)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -186,7 +187,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		var out Violations
 		for _, k := range unknownKeys(obj, parent) {
 			v := at(e.InstanceLocation+"/"+values.EscapePointer(k), true)
-			v.Message = fmt.Sprintf("unknown key %q", k)
+			v.Message = "unknown key " + redact.Quote(k)
 			if hint := Suggest(k, known); hint != "" {
 				v.Message += fmt.Sprintf("; did you mean %q?", hint)
 			} else if len(known) > 0 {
@@ -209,7 +210,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 					shown[i] = `"" (empty: the default)`
 				}
 			}
-			v.Message = fmt.Sprintf("%q is not one of %s", str, strings.Join(shown, ", "))
+			v.Message = fmt.Sprintf("%s is not one of %s", redact.Quote(str), strings.Join(shown, ", "))
 			if hint := Suggest(str, options); hint != "" {
 				v.Message += fmt.Sprintf("; did you mean %q?", hint)
 			}
@@ -221,6 +222,9 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		v := at(e.InstanceLocation, false)
 		v.Message = e.Message
 		parent, _ := s.schemaAt(strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword)).(map[string]any)
+		if f, ok := parent["format"].(string); ok && keyword == "format" {
+			v.Message = "is not a valid " + f // the library's message quotes the whole value
+		}
 		if d, ok := parent["description"].(string); ok {
 			v.Message += " (expected: " + strings.TrimSuffix(d, ".") + ")"
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // SetKind says how the value part of a --set style flag is read.
@@ -48,7 +50,7 @@ func applySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFu
 		kind:     kind,
 		readFile: readFile,
 		pos:      pos,
-		loc:      Location{Flag: kind.FlagName() + " " + expr},
+		loc:      Location{Flag: kind.FlagName() + " " + redact.Label(expr)},
 		tot:      tot,
 	}
 	if err := tot.add(len(expr), 0); err != nil {
@@ -122,7 +124,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		if k == "" {
 			return io.EOF
 		}
-		return fmt.Errorf("key %q has no value", k)
+		return fmt.Errorf("key %s has no value", redact.Quote(k))
 	}
 	child := childPointer(ptr, k)
 	switch last {
@@ -137,7 +139,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		case []any:
 			list = existing
 		default:
-			return fmt.Errorf("%s is %s, not a list", strings.TrimPrefix(child, "/"), kindOf(existing))
+			return fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(child, "/")), kindOf(existing))
 		}
 		list, err = p.listItem(list, i, child, depth)
 		if err != nil {
@@ -161,7 +163,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		}
 		return err
 	case ',':
-		return fmt.Errorf("key %q has no value (cannot end with ,)", k)
+		return fmt.Errorf("key %s has no value (cannot end with ,)", redact.Quote(k))
 	default: // '.'
 		if depth+1 > MaxNestedNames {
 			return fmt.Errorf("keys are nested more than %d levels deep", MaxNestedNames)
@@ -172,11 +174,11 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		case map[string]any:
 			inner = existing
 		default:
-			return fmt.Errorf("%s is %s, cannot set a key inside it", strings.TrimPrefix(child, "/"), kindOf(existing))
+			return fmt.Errorf("%s is %s, cannot set a key inside it", redact.Excerpt(strings.TrimPrefix(child, "/")), kindOf(existing))
 		}
 		err := p.key(inner, child, depth+1)
 		if (err == nil || err == io.EOF) && len(inner) == 0 {
-			return fmt.Errorf("key map %q has no value", k)
+			return fmt.Errorf("key map %s has no value", redact.Quote(k))
 		}
 		if len(inner) != 0 {
 			if err := p.set(data, k, inner); err != nil {
@@ -195,7 +197,7 @@ func (p *setParser) index() (int, error) {
 	}
 	i, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("list index %q is not a number", s)
+		return 0, fmt.Errorf("list index %s is not a number", redact.Quote(s))
 	}
 	if i < 0 {
 		return 0, fmt.Errorf("negative list index %d is not allowed", i)
@@ -224,9 +226,9 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 	item := indexPointer(ptr, i)
 	switch {
 	case rest != "":
-		return list, fmt.Errorf("unexpected %q after list index [%d]", rest, i)
+		return list, fmt.Errorf("unexpected %s after list index [%d]", redact.Quote(rest), i)
 	case err != nil:
-		return list, fmt.Errorf("%s has no value", strings.TrimPrefix(item, "/"))
+		return list, fmt.Errorf("%s has no value", redact.Excerpt(strings.TrimPrefix(item, "/")))
 	}
 	switch last {
 	case '=':
@@ -245,7 +247,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 		if i < len(list) && list[i] != nil {
 			l, ok := list[i].([]any)
 			if !ok {
-				return list, fmt.Errorf("%s is %s, not a list", strings.TrimPrefix(item, "/"), kindOf(list[i]))
+				return list, fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(item, "/")), kindOf(list[i]))
 			}
 			inner = l
 		}
@@ -379,7 +381,7 @@ func (p *setParser) jsonValue() (any, error) {
 	}
 	if p.at < len(p.in) {
 		if p.in[p.at] != ',' {
-			return nil, fmt.Errorf("unexpected %q after JSON value", string(p.in[p.at:]))
+			return nil, fmt.Errorf("unexpected %s after JSON value", redact.Quote(string(p.in[p.at:])))
 		}
 		p.at++
 	}
@@ -396,7 +398,7 @@ func FromJSON(v any) (any, error) {
 		}
 		f, err := x.Float64()
 		if err != nil {
-			return nil, fmt.Errorf("number %s is out of range", x)
+			return nil, fmt.Errorf("number %s is out of range", redact.Excerpt(x.String()))
 		}
 		return f, nil
 	case map[string]any:

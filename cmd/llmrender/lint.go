@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 )
@@ -44,12 +44,7 @@ func runLint(env *environment, args []string) error {
 			return err
 		}
 	} else {
-		for _, f := range kept {
-			fmt.Fprintln(env.stdout, f.String())
-		}
-		for _, f := range waived {
-			fmt.Fprintf(env.stdout, "waived %s\n", strings.TrimPrefix(f.String(), string(f.Severity)+" "))
-		}
+		reportFindings(env.stdout, kept, waived)
 		fmt.Fprintf(env.stderr, "%d object(s): %d error(s), %d warning(s), %d waived\n", len(objs), errs, len(kept)-errs, len(waived))
 	}
 	if errs > 0 {
@@ -70,11 +65,14 @@ type findingJSON struct {
 
 func writeFindingsJSON(env *environment, kept, waived []rules.Finding) error {
 	out := []findingJSON{}
+	add := func(f rules.Finding, waived bool) {
+		out = append(out, findingJSON{f.Rule, string(f.Severity), redact.Credentials(f.Where), redact.Credentials(f.Field), redact.Credentials(f.Message), waived})
+	}
 	for _, f := range kept {
-		out = append(out, findingJSON{f.Rule, string(f.Severity), f.Where, f.Field, f.Message, false})
+		add(f, false)
 	}
 	for _, f := range waived {
-		out = append(out, findingJSON{f.Rule, string(f.Severity), f.Where, f.Field, f.Message, true})
+		add(f, true)
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
