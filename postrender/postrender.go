@@ -45,11 +45,16 @@ type Overlay struct {
 	dir   string
 	kfile string // the kustomization file's name inside dir
 	files map[string][]byte
+	// kustomization is kfile as kustomize runs it: the rendered objects
+	// added as its first resource.
+	kustomization []byte
 }
 
-// Load reads the kustomization directory dir. Only files inside dir are read:
-// kustomize's default load restrictions forbid anything outside the root, and
-// a base elsewhere has no meaning here since the rendered objects are the base.
+// Load reads the kustomization directory dir. Only files inside dir are read,
+// and only they may be loaded (see checkLoads): kustomize's default load
+// restrictions forbid local files outside the root, a base elsewhere has no
+// meaning here since the rendered objects are the base, and a remote one
+// would reach the network.
 func Load(dir string) (*Overlay, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -98,6 +103,14 @@ func Load(dir string) (*Overlay, error) {
 	if _, clash := o.files[RenderedFile]; clash {
 		return nil, fmt.Errorf("post-render %s: holds a file named %s, the name llmrender gives the rendered objects; rename it", dir, RenderedFile)
 	}
+	// The kustomization as kustomize will run it, with the rendered objects
+	// as its first resource; what it loads is checked as the user wrote it.
+	if o.kustomization, err = o.withRendered(); err != nil {
+		return nil, err
+	}
+	if err := o.checkLoads(); err != nil {
+		return nil, fmt.Errorf("post-render %s: %v", dir, err)
+	}
 	return o, nil
 }
 
@@ -107,16 +120,12 @@ func Load(dir string) (*Overlay, error) {
 func (o *Overlay) Apply(objs []*renderer.Object) ([]*renderer.Object, error) {
 	fsys := filesys.MakeFsInMemory()
 	for name, data := range o.files {
+		if name == o.kfile {
+			data = o.kustomization
+		}
 		if err := fsys.WriteFile(path.Join(root, name), data); err != nil {
 			return nil, o.errorf("%v", err)
 		}
-	}
-	kustomization, err := o.withRendered()
-	if err != nil {
-		return nil, err
-	}
-	if err := fsys.WriteFile(path.Join(root, o.kfile), kustomization); err != nil {
-		return nil, o.errorf("%v", err)
 	}
 	// Each object carries its index through kustomize, which may rename it
 	// or move it to another namespace, so the result can still say which
@@ -162,12 +171,6 @@ func (o *Overlay) withRendered() ([]byte, error) {
 		resources = r
 	default:
 		return nil, o.errorf("%s: resources must be a list of paths", o.kfile)
-	}
-	for _, r := range resources {
-		s, _ := r.(string)
-		if clean := path.Clean(s); strings.HasPrefix(clean, "../") || path.IsAbs(clean) || strings.Contains(s, "://") {
-			return nil, o.errorf("%s: resource %q is outside the directory; --post-render reads only this directory (the rendered objects are the base)", o.kfile, s)
-		}
 	}
 	k["resources"] = append([]any{RenderedFile}, resources...)
 	return sigsyaml.Marshal(k)

@@ -143,7 +143,7 @@ func TestErrors(t *testing.T) {
 		{"no kustomization", map[string]string{"patch.yaml": "a: b\n"}, "no kustomization file (expected one of kustomization.yaml"},
 		{"bad yaml", map[string]string{"kustomization.yaml": "namespace: [\n"}, "kustomization.yaml:"},
 		{"resources not a list", map[string]string{"kustomization.yaml": "resources: base\n"}, "resources must be a list of paths"},
-		{"outside the directory", map[string]string{"kustomization.yaml": "resources: [../base]\n"}, `resource "../base" is outside the directory`},
+		{"outside the directory", map[string]string{"kustomization.yaml": "resources: [../base]\n"}, `kustomization.yaml: resources[0] "../base" is outside the directory; --post-render loads only files inside`},
 		{"patch for a missing object", map[string]string{
 			"kustomization.yaml": "patches:\n- path: p.yaml\n",
 			"p.yaml":             "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nope\nspec:\n  parallelism: 2\n",
