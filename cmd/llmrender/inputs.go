@@ -21,6 +21,15 @@ const maxManifestBytes = 64 << 20
 // "-" for standard input. Every file goes through the bounded reader; inside
 // a directory, symbolic links must stay inside it.
 func readManifests(env *environment, paths []string) ([]*renderer.Object, error) {
+	files, err := readManifestFiles(env, paths)
+	if err != nil {
+		return nil, err
+	}
+	return renderer.ReadManifests(files)
+}
+
+// readManifestFiles reads what readManifests parses.
+func readManifestFiles(env *environment, paths []string) ([]renderer.Rendered, error) {
 	var files []renderer.Rendered
 	left := int64(maxManifestBytes)
 	add := func(name string, data []byte, err error) error {
@@ -84,5 +93,5 @@ func readManifests(env *environment, paths []string) ([]*renderer.Object, error)
 			}
 		}
 	}
-	return renderer.ReadManifests(files)
+	return files, nil
 }

@@ -30,11 +30,11 @@ func runLint(env *environment, args []string) error {
 	if len(paths) == 0 {
 		paths = []string{"-"}
 	}
-	objs, err := readManifests(env, paths)
+	files, err := readManifestFiles(env, paths)
 	if err != nil {
 		return err
 	}
-	kept, waived, err := pipeline.Lint(objs)
+	kept, waived, objects, err := pipeline.LintFiles(files)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func runLint(env *environment, args []string) error {
 		}
 	} else {
 		reportFindings(env.stdout, kept, waived)
-		fmt.Fprintf(env.stderr, "%d object(s): %d error(s), %d warning(s), %d waived\n", len(objs), errs, len(kept)-errs, len(waived))
+		fmt.Fprintf(env.stderr, "%d object(s): %d error(s), %d warning(s), %d waived\n", objects, errs, len(kept)-errs, len(waived))
 	}
 	if errs > 0 {
 		return lintFailed{errs}
