@@ -178,7 +178,7 @@ func (o *Overlay) withRendered() ([]byte, error) {
 
 // objects turns kustomize's result back into canonical objects.
 func (o *Overlay) objects(m resmap.ResMap, sources map[string]string) ([]*renderer.Object, error) {
-	added := path.Join(filepath.ToSlash(o.dir), o.kfile)
+	added := path.Join(o.name(), o.kfile)
 	rendered := make([]renderer.Rendered, 0, m.Size())
 	for _, r := range m.Resources() {
 		data, err := r.AsYAML()
@@ -199,6 +199,16 @@ func (o *Overlay) objects(m resmap.ResMap, sources map[string]string) ([]*render
 		obj.TakeAnnotation(sourceAnnotation)
 	}
 	return objs, nil
+}
+
+// name is the overlay directory's own name, whatever way DIR was spelled
+// (relative, absolute, with ./ or a trailing slash), so that the "# Source:"
+// of an object the overlay adds is the same for the same directory.
+func (o *Overlay) name() string {
+	if abs, err := filepath.Abs(o.dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(o.dir)
 }
 
 func (o *Overlay) errorf(format string, args ...any) error {

@@ -101,7 +101,8 @@ func mustEncode(t *testing.T, o *renderer.Object) []byte {
 	return data
 }
 
-// TestAddedObjects are attributed to the kustomization.
+// TestAddedObjects are attributed to the kustomization, named by the
+// directory's own name however DIR is spelled.
 func TestAddedObjects(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "kustomization.yaml", "configMapGenerator:\n- name: extra\n  literals: [a=b]\ngeneratorOptions:\n  disableNameSuffixHash: true\n")
@@ -115,7 +116,7 @@ func TestAddedObjects(t *testing.T) {
 	}
 	for _, obj := range res.Objects {
 		if obj.Kind == "ConfigMap" && obj.Name == "extra" {
-			if want := filepath.ToSlash(filepath.Join(dir, "kustomization.yaml")); obj.Source != want {
+			if want := filepath.Base(dir) + "/kustomization.yaml"; obj.Source != want {
 				t.Errorf("source %s, want %s", obj.Source, want)
 			}
 			return
@@ -170,5 +171,32 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := Load("does-not-exist"); err == nil || !strings.Contains(err.Error(), "post-render does-not-exist: no such file") {
 		t.Errorf("missing dir: %v", err)
+	}
+}
+
+func TestSourceDoesNotDependOnHowDirIsSpelled(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "kustomization.yaml", "configMapGenerator:\n- name: extra\n  literals: [a=b]\n")
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, spelling := range []string{dir, filepath.Base(dir), "./" + filepath.Base(dir) + "/", filepath.Join("..", filepath.Base(filepath.Dir(dir)), filepath.Base(dir))} {
+		o, err := Load(spelling)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := o.Apply(nil)
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("%s: %v %v", spelling, objs, err)
+		}
+		sources = append(sources, objs[0].Source)
+	}
+	for _, s := range sources[1:] {
+		if s != sources[0] {
+			t.Errorf("sources differ: %v", sources)
+		}
 	}
 }

@@ -391,3 +391,19 @@ func CheckReleaseName(name string) error {
 	}
 	return nil
 }
+
+var namespaceRE = lazy.Regexp(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// CheckNamespace applies Kubernetes' rule for namespace names (an RFC 1123
+// label): what --namespace sets is written into every object.
+func CheckNamespace(ns string) error {
+	switch {
+	case ns == "":
+		return errors.New("the namespace must not be empty")
+	case len(ns) > 63:
+		return fmt.Errorf("namespace %s is %d characters; Kubernetes allows at most 63", redact.Quote(ns), len(ns))
+	case !namespaceRE().MatchString(ns):
+		return fmt.Errorf("namespace %s must be lower-case letters, digits and '-', starting and ending with a letter or digit (an RFC 1123 label)", redact.Quote(ns))
+	}
+	return nil
+}

@@ -95,6 +95,23 @@ func (p *setParser) record(ptr string) {
 	}
 }
 
+// recordValue records ptr and everything inside the value set there (a
+// --set-json map or list), so that an error about a value inside it names
+// the flag, not an earlier source of the same key.
+func (p *setParser) recordValue(ptr string, v any) {
+	p.record(ptr)
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p.recordValue(childPointer(ptr, k), e)
+		}
+	case []any:
+		for i, e := range x {
+			p.recordValue(indexPointer(ptr, i), e)
+		}
+	}
+}
+
 // until reads up to one of the stop runes, unescaping backslashes. It returns
 // io.EOF when the input ends first.
 func (p *setParser) until(stop string) (string, rune, error) {
@@ -159,7 +176,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 			if err := p.set(data, k, v); err != nil {
 				return err
 			}
-			p.record(child)
+			p.recordValue(child, v)
 		}
 		return err
 	case ',':
@@ -236,7 +253,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 		if err != nil && err != io.EOF {
 			return list, err
 		}
-		p.record(item)
+		p.recordValue(item, v)
 		return p.setIndex(list, i, v)
 	case '[':
 		j, err := p.index()
