@@ -65,3 +65,20 @@ func TestGoldenExamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) { goldenCase(t, name, filepath.Join("examples", name+".yaml")) })
 	}
 }
+
+// The README says the built-in chart needs under 300 template steps and
+// 200 KiB of the render's byte budget for any example: the defaults
+// (1,000,000 and 256 MiB) leave a wide margin.
+func TestExamplesNeedLittleBudget(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	for _, ex := range examples {
+		opts := renderer.Options{ReleaseName: "llm", Limits: renderer.Limits{Steps: 300, Bytes: 200 << 10, Output: 200 << 10}}
+		if _, err := Render(Request{Chart: c, Sources: values.Sources{Files: []string{ex}}, Options: opts}); err != nil {
+			t.Errorf("%s: %v", filepath.Base(ex), err)
+		}
+	}
+}
