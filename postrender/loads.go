@@ -215,8 +215,8 @@ func (c *loadChecker) configs(file, field string, data []byte) error {
 // local checks one entry and returns it as a path in the overlay.
 func (c *loadChecker) local(file, dir, field, value string) (string, error) {
 	refuse := func(why string) (string, error) {
-		return "", fmt.Errorf("%s: %s %s %s; --post-render loads only files inside %s (the rendered objects are the base)",
-			file, field, redact.Quote(value), why, c.o.dir)
+		return "", fmt.Errorf("%s: %s %q %s; --post-render loads only files inside %s (the rendered objects are the base)",
+			file, field, redact.Label(value), why, c.o.dir)
 	}
 	if origin := (&resource.Origin{}).Append(value); origin.Repo != "" {
 		return refuse("is a remote git repository")

@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -60,17 +59,7 @@ func TestRemoteLoadsAreRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, text := range c.files {
-				write(t, dir, name, text)
-			}
-			o, err := Load(dir)
-			if err == nil {
-				_, err = render(t, o.Apply)
-			}
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "post-render "+dir) {
-				t.Errorf("error %v\nwant %q", err, c.want)
-			}
+			expectError(t, c.files, c.want)
 			if _, err := os.Stat(mark); err == nil {
 				os.Remove(mark)
 				t.Error("git ran")

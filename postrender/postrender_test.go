@@ -153,20 +153,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, text := range c.files {
-				write(t, dir, name, text)
-			}
-			o, err := Load(dir)
-			if err == nil {
-				_, err = render(t, o.Apply)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "post-render "+dir) {
-				t.Errorf("error %q: want %q and the directory", err, c.want)
-			}
+			expectError(t, c.files, c.want)
 		})
 	}
 	if _, err := Load("does-not-exist"); err == nil || !strings.Contains(err.Error(), "post-render does-not-exist: no such file") {
@@ -198,5 +185,22 @@ func TestSourceDoesNotDependOnHowDirIsSpelled(t *testing.T) {
 		if s != sources[0] {
 			t.Errorf("sources differ: %v", sources)
 		}
+	}
+}
+
+// expectError writes an overlay of files, loads it and renders through it,
+// and wants an error naming the directory and holding want.
+func expectError(t *testing.T, files map[string]string, want string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		write(t, dir, name, text)
+	}
+	o, err := Load(dir)
+	if err == nil {
+		_, err = render(t, o.Apply)
+	}
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "post-render "+dir) {
+		t.Errorf("error %v\nwant %q and the directory", err, want)
 	}
 }

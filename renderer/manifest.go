@@ -75,24 +75,20 @@ var installOrder = sync.OnceValue(func() map[string]int {
 // Manifests splits rendered templates into documents, drops empty ones,
 // checks and canonicalises each object and sorts them in install order.
 func Manifests(rendered []Rendered) ([]*Object, error) {
-	var objs []*Object
-	err := manifests(rendered, false, func(o *Object) error {
-		objs = append(objs, o)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	SortObjects(objs)
-	return objs, nil
+	return sorted(rendered, false)
 }
 
 // ReadManifests parses manifest files (name and content) the way Manifests
 // parses rendered templates; errors and Object.Line refer to lines of the
 // files. See EachManifest for kind: List.
 func ReadManifests(files []Rendered) ([]*Object, error) {
+	return sorted(files, true)
+}
+
+// sorted collects every object of the documents in install order.
+func sorted(rendered []Rendered, inFile bool) ([]*Object, error) {
 	var objs []*Object
-	err := EachManifest(files, func(o *Object) error {
+	err := manifests(rendered, inFile, func(o *Object) error {
 		objs = append(objs, o)
 		return nil
 	})

@@ -82,14 +82,7 @@ func ReadFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	if info.Size() > limit {
 		return nil, &Error{Path: name, Reason: fmt.Sprintf("is %s, larger than the %s limit", Size(info.Size()), Size(limit)), Err: ErrTooLarge}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, &Error{Path: name, Reason: "cannot read: " + Describe(err), Err: err}
-	}
-	if int64(len(data)) > limit {
-		return nil, &Error{Path: name, Reason: "is larger than the " + Size(limit) + " limit", Err: ErrTooLarge}
-	}
-	return data, nil
+	return ReadAll(f, name, limit) // a file can grow, and /proc files say 0
 }
 
 // Dir is the tree under root as a file system whose files are only what
