@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // Severity of a finding: errors stop a render, warnings are printed and never
@@ -37,7 +39,7 @@ func (f Finding) String() string {
 		if where != "" {
 			where += ": "
 		}
-		where += f.Field
+		where += redact.Pointer(f.Field) // keys are user data
 	}
 	return fmt.Sprintf("%s %s: %s: %s", f.Severity, f.Rule, where, f.Message)
 }

@@ -95,7 +95,7 @@ type Violation struct {
 }
 
 func (v Violation) Error() string {
-	ptr := v.Pointer
+	ptr := redact.Pointer(v.Pointer)
 	if ptr == "" {
 		ptr = "/"
 	}

@@ -101,3 +101,14 @@ func oneLine(s string) string {
 	}
 	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
 }
+
+// Pointer is a JSON pointer (or a dotted field path) as a message may show
+// it: each segment is a Label, so a key of a thousand characters shows as
+// an excerpt and a key that is a credential as [redacted: ...].
+func Pointer(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = Label(s)
+	}
+	return strings.Join(segs, "/")
+}
