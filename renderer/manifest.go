@@ -114,7 +114,7 @@ func manifests(rendered []Rendered, inFile bool, fn func(*Object) error) error {
 		key := obj.APIVersion + " " + obj.ID()
 		if first, dup := seen[key]; dup {
 			return &ManifestError{Template: source, Line: obj.Line, File: inFile,
-				Msg: fmt.Sprintf("%s %s is rendered twice (also by %s)", obj.APIVersion, obj.ID(), first)}
+				Msg: fmt.Sprintf("%s is rendered twice (also by %s)", redact.Label(obj.APIVersion+" "+obj.ID()), first)}
 		}
 		seen[key] = source
 		return fn(obj)
