@@ -156,12 +156,15 @@ clean:
 
 # Fuzz every target for FUZZTIME each (crashers land in the package's
 # testdata/fuzz/ and become regression cases that 'make test' runs).
+# Minimizing a new input is capped at FUZZMINIMIZE: whole chart templates
+# are kilobytes, and minimizing one byte by byte would use up FUZZTIME.
 FUZZTIME ?= 2m
+FUZZMINIMIZE ?= 10s
 FUZZ_TARGETS := ./values:FuzzParseYAML ./values:FuzzApplySet ./schema:FuzzValidate \
-	./pipeline:FuzzRender ./pipeline:FuzzLint ./plugin:FuzzRun
+	./pipeline:FuzzRender ./pipeline:FuzzLint ./plugin:FuzzRun ./renderer:FuzzExecute
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "== $$name ($$pkg, $(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || exit 1; \
 	done

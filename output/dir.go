@@ -3,11 +3,14 @@
 package output
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/llmrender/llmrender/renderer"
@@ -18,15 +21,27 @@ import (
 const Marker = ".llmrender-output"
 
 // FileName is the file an object is written to: a sequence number keeps the
-// install order for tools that apply a directory in name order.
+// install order for tools that apply a directory in name order. A name that
+// would be longer than a file name may be (255 bytes; an object name alone
+// may have 253 characters) is cut and ends with a hash of the whole name,
+// so that it stays unique.
 func FileName(i int, o *renderer.Object) string {
 	parts := []string{fmt.Sprintf("%03d", i), strings.ToLower(o.Kind)}
 	if o.Namespace != "" {
 		parts = append(parts, o.Namespace)
 	}
 	parts = append(parts, o.Name)
-	return sanitize(strings.Join(parts, "-")) + ".yaml"
+	name := sanitize(strings.Join(parts, "-"))
+	if len(name)+len(".yaml") > maxFileName {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:maxFileName-len(".yaml")-17] + "-" + hex.EncodeToString(sum[:8])
+	}
+	return name + ".yaml"
 }
+
+// maxFileName is NAME_MAX on Linux and macOS: bytes, and FileName's names
+// are ASCII.
+const maxFileName = 255
 
 func sanitize(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -42,7 +57,9 @@ func sanitize(s string) string {
 
 // WriteDir writes objs into dir. Everything is written into a new directory
 // beside dir first and swapped in only when complete: on any error, an
-// existing dir is left exactly as it was.
+// existing dir is left exactly as it was. The swap is one atomic step where
+// the system has one (see swap). What killed runs left beside dir is
+// removed first.
 func WriteDir(dir string, objs []*renderer.Object) (err error) {
 	dir = filepath.Clean(dir)
 	if err := checkReplaceable(dir); err != nil {
@@ -52,7 +69,8 @@ func WriteDir(dir string, objs []*renderer.Object) (err error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("output directory %s: %w", dir, errors.Unwrap(err))
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	removeLeftovers(dir)
+	tmp, err := os.MkdirTemp(parent, tempPrefix(dir)+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return fmt.Errorf("output directory %s: %w", dir, err)
 	}
@@ -62,6 +80,11 @@ func WriteDir(dir string, objs []*renderer.Object) (err error) {
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	// The marker goes in first: it also tells a later run that a directory
+	// left here by a killed run is llmrender's to remove.
+	if err := os.WriteFile(filepath.Join(tmp, Marker), []byte("written by llmrender; the whole directory is replaced on every render\n"), 0o644); err != nil {
 		return err
 	}
 	for i, o := range objs {
@@ -74,10 +97,28 @@ func WriteDir(dir string, objs []*renderer.Object) (err error) {
 			return fmt.Errorf("output directory %s: %w", dir, err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(tmp, Marker), []byte("written by llmrender; the whole directory is replaced on every render\n"), 0o644); err != nil {
-		return err
-	}
 	return swap(tmp, dir)
+}
+
+// tempPrefix names the directories WriteDir makes beside dir:
+// .NAME.tmp-PID-RANDOM.
+func tempPrefix(dir string) string { return "." + filepath.Base(dir) + ".tmp-" }
+
+// removeLeftovers removes what killed runs left beside dir: directories
+// named by tempPrefix that hold the marker and whose process is gone. A run
+// still going (its process alive) keeps its own.
+func removeLeftovers(dir string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), tempPrefix(dir)+"*"))
+	for _, m := range matches {
+		rest := strings.TrimPrefix(filepath.Base(m), tempPrefix(dir))
+		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
+		if err != nil || processAlive(pid) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(m, Marker)); err == nil {
+			os.RemoveAll(m)
+		}
+	}
 }
 
 // checkReplaceable refuses a directory that llmrender did not write.
@@ -105,26 +146,39 @@ func checkReplaceable(dir string) error {
 	return nil
 }
 
-// swap replaces dir with tmp: the old directory is moved aside, the new one
-// renamed into place, and the old one removed. Renames within one parent
-// directory are atomic.
+// swap replaces dir with tmp. Where the system can exchange two paths in one
+// step (Linux's renameat2 with RENAME_EXCHANGE), it does: dir is at every
+// moment either the old directory or the new one, and the old one, now at
+// tmp, is removed afterwards. Elsewhere (other systems, or file systems
+// without the exchange) the old directory is renamed aside and the new one
+// renamed in; a run killed between the two leaves dir missing, and the next
+// run writes it again and removes what this one left.
 func swap(tmp, dir string) error {
-	old := tmp + ".old"
-	hadOld := false
-	if _, err := os.Lstat(dir); err == nil {
-		if err := os.Rename(dir, old); err != nil {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(tmp, dir); err != nil {
 			return fmt.Errorf("output directory %s: %w", dir, err)
 		}
-		hadOld = true
+		return nil
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if hadOld {
-			os.Rename(old, dir)
-		}
+	err := exchange(tmp, dir)
+	if err == nil {
+		os.RemoveAll(tmp) // the old directory
+		return nil
+	}
+	if !errors.Is(err, errNoExchange) {
 		return fmt.Errorf("output directory %s: %w", dir, err)
 	}
-	if hadOld {
-		os.RemoveAll(old)
+	old := tmp + ".old"
+	if err := os.Rename(dir, old); err != nil {
+		return fmt.Errorf("output directory %s: %w", dir, err)
 	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.Rename(old, dir)
+		return fmt.Errorf("output directory %s: %w", dir, err)
+	}
+	os.RemoveAll(old)
 	return nil
 }
+
+// errNoExchange: the system cannot exchange two paths atomically.
+var errNoExchange = errors.New("no atomic exchange")

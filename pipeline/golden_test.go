@@ -78,3 +78,21 @@ func TestGoldenFabrics(t *testing.T) {
 		t.Run(name, func(t *testing.T) { goldenCase(t, name, filepath.Join("examples", name+".yaml")) })
 	}
 }
+
+// The README says the built-in chart needs under 1,000 template steps and
+// 1 MiB of the render's byte budget for any example: the defaults
+// (1,000,000 and 256 MiB) leave a wide margin.
+func TestExamplesNeedLittleBudget(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	fabrics, _ := filepath.Glob("../examples/fabric/*.yaml")
+	for _, ex := range append(examples, fabrics...) {
+		opts := renderer.Options{ReleaseName: "llm", Limits: renderer.Limits{Steps: 1000, Bytes: 1 << 20, Output: 1 << 20}}
+		if _, err := Render(Request{Chart: c, Sources: values.Sources{Files: []string{ex}}, Options: opts}); err != nil {
+			t.Errorf("%s: %v", filepath.Base(ex), err)
+		}
+	}
+}

@@ -20,9 +20,38 @@ func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	waivers := map[string][]string{} // Where prefix of an object -> rule IDs
 	for i := range decoded {
 		decoded[i].Line = objs[i].Line
+	}
+	kept, waived = lint(decoded)
+	return kept, waived, nil
+}
+
+// LintFiles is Lint over manifest files, read one object at a time: only
+// each object's decoded tree is kept, so linting costs about what the
+// objects hold, not the parser's copies of them. It returns how many
+// objects there were.
+func LintFiles(files []renderer.Rendered) (kept, waived []rules.Finding, objects int, err error) {
+	var decoded []rules.Object
+	err = renderer.EachManifest(files, func(o *renderer.Object) error {
+		d, err := Decode([]*renderer.Object{o})
+		if err != nil {
+			return err
+		}
+		d[0].Line = o.Line
+		decoded = append(decoded, d[0])
+		return nil
+	})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	kept, waived = lint(decoded)
+	return kept, waived, len(decoded), nil
+}
+
+func lint(decoded []rules.Object) (kept, waived []rules.Finding) {
+	waivers := map[string][]string{} // Where prefix of an object -> rule IDs
+	for i := range decoded {
 		meta, _ := decoded[i].Doc["metadata"].(map[string]any)
 		ann, _ := meta["annotations"].(map[string]any)
 		if list, _ := ann[WaivedRulesAnnotation].(string); list != "" {
@@ -36,5 +65,5 @@ func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
 		}
 		kept = append(kept, f)
 	}
-	return kept, waived, nil
+	return kept, waived
 }

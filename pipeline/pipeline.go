@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
@@ -37,7 +38,7 @@ func BuiltinChart() (*Chart, error) {
 		// it starts before the chart's values.yaml is parsed.
 		var early func() (*schema.Schema, error)
 		if data, err := fs.ReadFile(llm.FS, "values.schema.json"); err == nil {
-			early = compileInBackground(data, "llm")
+			early = compileInBackground(data, nil, "llm")
 		}
 		c, err := renderer.Load(llm.FS)
 		if err != nil {
@@ -62,7 +63,7 @@ func LoadChart(dir string) (*Chart, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("chart %s: not a directory", dir)
 	}
-	c, err := renderer.Load(os.DirFS(dir))
+	c, err := renderer.Load(safeio.Dir(dir))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -75,15 +76,19 @@ func LoadChart(dir string) (*Chart, error) {
 func prepare(c *renderer.Chart) *Chart {
 	out := &Chart{Chart: c}
 	if c.Schema != nil {
-		out.schema = compileInBackground(c.Schema, c.Metadata.Name)
+		files := make(map[string][]byte, len(c.Files))
+		for _, f := range c.Files {
+			files[f.Name] = f.Data
+		}
+		out.schema = compileInBackground(c.Schema, files, c.Metadata.Name)
 	}
 	c.ParseInBackground(false)
 	return out
 }
 
-func compileInBackground(data []byte, chart string) func() (*schema.Schema, error) {
+func compileInBackground(data []byte, files map[string][]byte, chart string) func() (*schema.Schema, error) {
 	return inBackground(func() (*schema.Schema, error) {
-		s, err := schema.Compile(data)
+		s, err := schema.Compile(data, files)
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", chart, err)
 		}

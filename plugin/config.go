@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
@@ -177,7 +178,7 @@ func parseWorkload(n *yaml.Node, src source) (*Config, error) {
 				p = filepath.Join(src.dir, p)
 				if _, err := os.Stat(p); err != nil {
 					return nil, &ConfigError{Where: src.where(item), Field: fmt.Sprintf("valuesFiles[%d]", i),
-						Msg: fmt.Sprintf("%s: %s (relative paths are read from %s)", item.Value, values.DescribeOpenError(err), src.describeDir())}
+						Msg: fmt.Sprintf("%s: %s (relative paths are read from %s)", item.Value, safeio.Describe(err), src.describeDir())}
 				}
 			}
 			c.ValuesFiles = append(c.ValuesFiles, p)

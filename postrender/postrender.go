@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/renderer"
 )
 
@@ -44,11 +45,16 @@ type Overlay struct {
 	dir   string
 	kfile string // the kustomization file's name inside dir
 	files map[string][]byte
+	// kustomization is kfile as kustomize runs it: the rendered objects
+	// added as its first resource.
+	kustomization []byte
 }
 
-// Load reads the kustomization directory dir. Only files inside dir are read:
-// kustomize's default load restrictions forbid anything outside the root, and
-// a base elsewhere has no meaning here since the rendered objects are the base.
+// Load reads the kustomization directory dir. Only files inside dir are read,
+// and only they may be loaded (see checkLoads): kustomize's default load
+// restrictions forbid local files outside the root, a base elsewhere has no
+// meaning here since the rendered objects are the base, and a remote one
+// would reach the network.
 func Load(dir string) (*Overlay, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -58,8 +64,9 @@ func Load(dir string) (*Overlay, error) {
 		return nil, fmt.Errorf("post-render %s: not a directory (give the directory that holds kustomization.yaml)", dir)
 	}
 	o := &Overlay{dir: dir, files: map[string][]byte{}}
-	total := 0
-	err = fs.WalkDir(os.DirFS(dir), ".", func(p string, d fs.DirEntry, err error) error {
+	fsys := safeio.Dir(dir)
+	left := int64(MaxOverlaySize)
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -69,16 +76,14 @@ func Load(dir string) (*Overlay, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil // symlinks and devices are not part of an overlay
+		data, err := safeio.ReadFileFS(fsys, p, left)
+		if errors.Is(err, safeio.ErrTooLarge) {
+			return fmt.Errorf("holds more than %s; is this the overlay directory?", safeio.Size(MaxOverlaySize))
 		}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
 		if err != nil {
 			return err
 		}
-		if total += len(data); total > MaxOverlaySize {
-			return fmt.Errorf("holds more than %d MiB; is this the overlay directory?", MaxOverlaySize>>20)
-		}
+		left -= int64(len(data))
 		o.files[p] = data
 		return nil
 	})
@@ -98,6 +103,14 @@ func Load(dir string) (*Overlay, error) {
 	if _, clash := o.files[RenderedFile]; clash {
 		return nil, fmt.Errorf("post-render %s: holds a file named %s, the name llmrender gives the rendered objects; rename it", dir, RenderedFile)
 	}
+	// The kustomization as kustomize will run it, with the rendered objects
+	// as its first resource; what it loads is checked as the user wrote it.
+	if o.kustomization, err = o.withRendered(); err != nil {
+		return nil, err
+	}
+	if err := o.checkLoads(); err != nil {
+		return nil, fmt.Errorf("post-render %s: %v", dir, err)
+	}
 	return o, nil
 }
 
@@ -107,16 +120,12 @@ func Load(dir string) (*Overlay, error) {
 func (o *Overlay) Apply(objs []*renderer.Object) ([]*renderer.Object, error) {
 	fsys := filesys.MakeFsInMemory()
 	for name, data := range o.files {
+		if name == o.kfile {
+			data = o.kustomization
+		}
 		if err := fsys.WriteFile(path.Join(root, name), data); err != nil {
 			return nil, o.errorf("%v", err)
 		}
-	}
-	kustomization, err := o.withRendered()
-	if err != nil {
-		return nil, err
-	}
-	if err := fsys.WriteFile(path.Join(root, o.kfile), kustomization); err != nil {
-		return nil, o.errorf("%v", err)
 	}
 	// Each object carries its index through kustomize, which may rename it
 	// or move it to another namespace, so the result can still say which
@@ -163,19 +172,13 @@ func (o *Overlay) withRendered() ([]byte, error) {
 	default:
 		return nil, o.errorf("%s: resources must be a list of paths", o.kfile)
 	}
-	for _, r := range resources {
-		s, _ := r.(string)
-		if clean := path.Clean(s); strings.HasPrefix(clean, "../") || path.IsAbs(clean) || strings.Contains(s, "://") {
-			return nil, o.errorf("%s: resource %q is outside the directory; --post-render reads only this directory (the rendered objects are the base)", o.kfile, s)
-		}
-	}
 	k["resources"] = append([]any{RenderedFile}, resources...)
 	return sigsyaml.Marshal(k)
 }
 
 // objects turns kustomize's result back into canonical objects.
 func (o *Overlay) objects(m resmap.ResMap, sources map[string]string) ([]*renderer.Object, error) {
-	added := path.Join(filepath.ToSlash(o.dir), o.kfile)
+	added := path.Join(o.name(), o.kfile)
 	rendered := make([]renderer.Rendered, 0, m.Size())
 	for _, r := range m.Resources() {
 		data, err := r.AsYAML()
@@ -196,6 +199,16 @@ func (o *Overlay) objects(m resmap.ResMap, sources map[string]string) ([]*render
 		obj.TakeAnnotation(sourceAnnotation)
 	}
 	return objs, nil
+}
+
+// name is the overlay directory's own name, whatever way DIR was spelled
+// (relative, absolute, with ./ or a trailing slash), so that the "# Source:"
+// of an object the overlay adds is the same for the same directory.
+func (o *Overlay) name() string {
+	if abs, err := filepath.Abs(o.dir); err == nil {
+		return filepath.Base(abs)
+	}
+	return filepath.Base(o.dir)
 }
 
 func (o *Overlay) errorf(format string, args ...any) error {

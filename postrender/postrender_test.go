@@ -101,7 +101,8 @@ func mustEncode(t *testing.T, o *renderer.Object) []byte {
 	return data
 }
 
-// TestAddedObjects are attributed to the kustomization.
+// TestAddedObjects are attributed to the kustomization, named by the
+// directory's own name however DIR is spelled.
 func TestAddedObjects(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "kustomization.yaml", "configMapGenerator:\n- name: extra\n  literals: [a=b]\ngeneratorOptions:\n  disableNameSuffixHash: true\n")
@@ -115,7 +116,7 @@ func TestAddedObjects(t *testing.T) {
 	}
 	for _, obj := range res.Objects {
 		if obj.Kind == "ConfigMap" && obj.Name == "extra" {
-			if want := filepath.ToSlash(filepath.Join(dir, "kustomization.yaml")); obj.Source != want {
+			if want := filepath.Base(dir) + "/kustomization.yaml"; obj.Source != want {
 				t.Errorf("source %s, want %s", obj.Source, want)
 			}
 			return
@@ -143,7 +144,7 @@ func TestErrors(t *testing.T) {
 		{"no kustomization", map[string]string{"patch.yaml": "a: b\n"}, "no kustomization file (expected one of kustomization.yaml"},
 		{"bad yaml", map[string]string{"kustomization.yaml": "namespace: [\n"}, "kustomization.yaml:"},
 		{"resources not a list", map[string]string{"kustomization.yaml": "resources: base\n"}, "resources must be a list of paths"},
-		{"outside the directory", map[string]string{"kustomization.yaml": "resources: [../base]\n"}, `resource "../base" is outside the directory`},
+		{"outside the directory", map[string]string{"kustomization.yaml": "resources: [../base]\n"}, `kustomization.yaml: resources[0] "../base" is outside the directory; --post-render loads only files inside`},
 		{"patch for a missing object", map[string]string{
 			"kustomization.yaml": "patches:\n- path: p.yaml\n",
 			"p.yaml":             "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: nope\nspec:\n  parallelism: 2\n",
@@ -152,23 +153,54 @@ func TestErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for name, text := range c.files {
-				write(t, dir, name, text)
-			}
-			o, err := Load(dir)
-			if err == nil {
-				_, err = render(t, o.Apply)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "post-render "+dir) {
-				t.Errorf("error %q: want %q and the directory", err, c.want)
-			}
+			expectError(t, c.files, c.want)
 		})
 	}
 	if _, err := Load("does-not-exist"); err == nil || !strings.Contains(err.Error(), "post-render does-not-exist: no such file") {
 		t.Errorf("missing dir: %v", err)
+	}
+}
+
+func TestSourceDoesNotDependOnHowDirIsSpelled(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "kustomization.yaml", "configMapGenerator:\n- name: extra\n  literals: [a=b]\n")
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(filepath.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, spelling := range []string{dir, filepath.Base(dir), "./" + filepath.Base(dir) + "/", filepath.Join("..", filepath.Base(filepath.Dir(dir)), filepath.Base(dir))} {
+		o, err := Load(spelling)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := o.Apply(nil)
+		if err != nil || len(objs) != 1 {
+			t.Fatalf("%s: %v %v", spelling, objs, err)
+		}
+		sources = append(sources, objs[0].Source)
+	}
+	for _, s := range sources[1:] {
+		if s != sources[0] {
+			t.Errorf("sources differ: %v", sources)
+		}
+	}
+}
+
+// expectError writes an overlay of files, loads it and renders through it,
+// and wants an error naming the directory and holding want.
+func expectError(t *testing.T, files map[string]string, want string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, text := range files {
+		write(t, dir, name, text)
+	}
+	o, err := Load(dir)
+	if err == nil {
+		_, err = render(t, o.Apply)
+	}
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "post-render "+dir) {
+		t.Errorf("error %v\nwant %q and the directory", err, want)
 	}
 }

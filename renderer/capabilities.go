@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/internal/lazy"
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // DefaultKubeVersion is what .Capabilities.KubeVersion reports without
@@ -87,7 +88,7 @@ var kubeVersionRE = lazy.Regexp(`^\s*v?([0-9]+(?:\.[0-9]+){1,2})(?:[-+].*)?\s*$`
 func ParseKubeVersion(s string) (KubeVersion, error) {
 	m := kubeVersionRE().FindStringSubmatch(s)
 	if m == nil {
-		return KubeVersion{}, fmt.Errorf("invalid kube version %q: expected MAJOR.MINOR[.PATCH], e.g. 1.30.0", s)
+		return KubeVersion{}, fmt.Errorf("invalid kube version %s: expected MAJOR.MINOR[.PATCH], e.g. 1.30.0", redact.Quote(s))
 	}
 	parts := strings.Split(m[1], ".")
 	for i, p := range parts {
@@ -116,3 +117,8 @@ func newCapabilities(kubeVersion string, extraAPIVersions []string) (*Capabiliti
 		HelmVersion: HelmVersion{Version: "v3.22"},
 	}, nil
 }
+
+// String prints the capabilities as fmt prints the struct itself, which is
+// what {{ .Capabilities }} shows in Helm. Inside a list or map fmt would
+// print the pointer as its address instead, which differs between runs.
+func (c *Capabilities) String() string { return fmt.Sprint(*c) }

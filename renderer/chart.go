@@ -14,6 +14,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -65,11 +67,18 @@ type Chart struct {
 	parsed parseCache // the templates parsed once, cloned for each render
 }
 
-// MaxChartFile bounds one file of a chart.
-const MaxChartFile = 8 << 20
+// Limits on what a chart may hold. Helm's own are 5 MiB per file and 100 MiB
+// per chart archive.
+const (
+	MaxChartFile  = 8 << 20  // one file
+	MaxChartBytes = 64 << 20 // every file of the chart together
+	MaxHelmignore = 64 << 10 // .helmignore: each of its lines is matched against every path
+)
 
-// Load reads a chart from fsys, whose root is the chart directory. Symlinks
-// are refused, so that .Files can never reach outside the chart.
+// Load reads a chart from fsys, whose root is the chart directory. Give it
+// safeio.Dir for a directory: symbolic links then resolve only inside the
+// chart, so .Files can never reach outside it, and files that are not
+// regular (FIFOs, devices) are refused before they are opened.
 func Load(fsys fs.FS) (*Chart, error) {
 	c := &Chart{}
 	var chartYAML, valuesYAML []byte
@@ -78,15 +87,13 @@ func Load(fsys fs.FS) (*Chart, error) {
 	if err != nil {
 		return nil, err
 	}
+	left := int64(MaxChartBytes)
 	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("chart: %s: %w", name, err)
 		}
 		if name == "." {
 			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("chart: %s is a symlink; chart files must be regular files inside the chart", name)
 		}
 		if d.IsDir() {
 			if name == "charts" {
@@ -97,20 +104,17 @@ func Load(fsys fs.FS) (*Chart, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || ignore.match(name, false) {
+		if ignore.match(name, false) {
 			return nil
 		}
-		info, err := d.Info()
-		if err != nil {
-			return fmt.Errorf("chart: %s: %w", name, err)
+		data, err := safeio.ReadFileFS(fsys, name, min(MaxChartFile, left))
+		if errors.Is(err, safeio.ErrTooLarge) && left < MaxChartFile {
+			return fmt.Errorf("chart: more than %s in all (at %s)", safeio.Size(MaxChartBytes), name)
 		}
-		if info.Size() > MaxChartFile {
-			return fmt.Errorf("chart: %s is larger than %d MiB", name, MaxChartFile>>20)
-		}
-		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return fmt.Errorf("chart: %w", err)
 		}
+		left -= int64(len(data))
 		switch {
 		case name == "Chart.yaml":
 			chartYAML, haveChartYAML = data, true
@@ -150,11 +154,11 @@ func Load(fsys fs.FS) (*Chart, error) {
 func (m *Metadata) validate() error {
 	switch {
 	case m.APIVersion != "v1" && m.APIVersion != "v2":
-		return fmt.Errorf("chart: Chart.yaml: apiVersion must be v1 or v2, got %q", m.APIVersion)
+		return fmt.Errorf("chart: Chart.yaml: apiVersion must be v1 or v2, got %s", redact.Quote(m.APIVersion))
 	case m.Name == "":
 		return errors.New("chart: Chart.yaml: name is required")
 	case strings.ContainsAny(m.Name, "/\\ "):
-		return fmt.Errorf("chart: Chart.yaml: name %q must not contain slashes or spaces", m.Name)
+		return fmt.Errorf("chart: Chart.yaml: name %s must not contain slashes or spaces", redact.Quote(m.Name))
 	case m.Version == "":
 		return errors.New("chart: Chart.yaml: version is required")
 	case strings.EqualFold(m.Type, "library"):
@@ -171,12 +175,12 @@ func (m *Metadata) validate() error {
 type ignoreRules []string
 
 func loadIgnore(fsys fs.FS) (ignoreRules, error) {
-	data, err := fs.ReadFile(fsys, ".helmignore")
+	data, err := safeio.ReadFileFS(fsys, ".helmignore", MaxHelmignore)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("chart: .helmignore: %w", err)
+		return nil, fmt.Errorf("chart: %w", err)
 	}
 	var rules ignoreRules
 	for _, line := range strings.Split(string(data), "\n") {
@@ -185,7 +189,7 @@ func loadIgnore(fsys fs.FS) (ignoreRules, error) {
 			continue
 		}
 		if strings.HasPrefix(line, "!") {
-			return nil, fmt.Errorf("chart: .helmignore: negated patterns (%s) are not supported", line)
+			return nil, fmt.Errorf("chart: .helmignore: negated patterns (%s) are not supported", redact.Excerpt(line))
 		}
 		rules = append(rules, line)
 	}

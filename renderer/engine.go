@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	"time"
 
 	"github.com/llmrender/llmrender/internal/lazy"
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -21,6 +23,7 @@ type Options struct {
 	APIVersions []string // added to .Capabilities.APIVersions
 	IsUpgrade   bool     // .Release.IsUpgrade (and IsInstall is its opposite)
 	Strict      bool     // a missing map key is an error instead of ""
+	Limits      Limits   // the render's budget; zero fields take DefaultLimits
 }
 
 // Rendered is the text one template produced.
@@ -29,7 +32,8 @@ type Rendered struct {
 	Text string
 }
 
-// Limits that keep a hostile or broken chart from running away.
+// Limits that keep a hostile or broken chart from running away; see also
+// Limits for the budget of each render.
 const (
 	MaxIncludeDepth = 1000     // nested includes of one template, as Helm
 	MaxOutputBytes  = 64 << 20 // everything one render writes
@@ -47,12 +51,39 @@ func sharedBaseFuncs() template.FuncMap {
 
 // Execute runs every template of the chart with vals as .Values and returns
 // the output of each non-partial template, sorted by name.
-func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("rendering failed: %v", r)
-		}
+//
+// The render runs on its own goroutine so that its time limit holds even
+// inside one long function call: at the limit Execute returns, and the
+// abandoned render stops at its next step or charge.
+func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
+	budget := newBudget(opts.Limits)
+	type result struct {
+		out []Rendered
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r = result{nil, fmt.Errorf("rendering failed: %v", p)}
+			}
+			done <- r
+		}()
+		r.out, r.err = execute(c, vals, opts, budget)
 	}()
+	timer := time.NewTimer(budget.limits.Time + time.Second)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-timer.C:
+		budget.abandon()
+		return nil, fmt.Errorf("%s: %w", c.Metadata.Name, &LimitError{fmt.Sprintf("the render takes longer than %v", budget.limits.Time)})
+	}
+}
+
+func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out []Rendered, err error) {
 	caps, err := newCapabilities(opts.KubeVersion, opts.APIVersions)
 	if err != nil {
 		return nil, err
@@ -69,7 +100,6 @@ func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err e
 		"Subcharts":    map[string]any{},
 	}
 
-	budget := &outputBudget{left: MaxOutputBytes}
 	parsed, names, err := c.parsed.get(c, opts.Strict)
 	if err != nil {
 		return nil, err
@@ -88,8 +118,8 @@ func Execute(c *Chart, vals map[string]any, opts Options) (out []Rendered, err e
 		}
 		top["Template"] = map[string]any{"Name": name, "BasePath": basePath}
 		var buf strings.Builder
-		if err := t.ExecuteTemplate(budget.wrap(&buf), name, top); err != nil {
-			return nil, cleanExecError(err)
+		if err := t.ExecuteTemplate(budget.writer(&buf), name, top); err != nil {
+			return nil, cleanExecError(err, name)
 		}
 		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
 	}
@@ -124,17 +154,21 @@ func (c *Chart) ParseInBackground(strict bool) {
 	go c.parsed.get(c, strict)
 }
 
+// tplName names the set's root template, and the text given to tpl, as in
+// Helm.
+const tplName = "gotpl"
+
 // parseTemplates parses every template of the chart into one set, in
 // Helm's order.
 func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error) {
-	t := template.New("gotpl")
+	t := template.New(tplName)
 	missing := "missingkey=zero"
 	if strict {
 		missing = "missingkey=error"
 	}
 	t.Option(missing)
 	t.Funcs(sharedBaseFuncs())
-	bindFuncs(t, newRenderState(&outputBudget{left: MaxOutputBytes}))
+	bindFuncs(t, newRenderState(newBudget(Limits{})))
 
 	names := make([]string, 0, len(c.Templates))
 	byName := map[string]string{}
@@ -157,6 +191,7 @@ func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error)
 			return nil, nil, cleanParseError(err)
 		}
 	}
+	instrument(t, scalarFunc)
 	sort.Strings(names)
 	return t, names, nil
 }
@@ -181,7 +216,7 @@ func release(opts Options) map[string]any {
 
 // renderState is what the functions of one render share, through tpl too.
 type renderState struct {
-	budget   *outputBudget
+	budget   *budget
 	included map[string]int // include depth per template name
 	// fromYaml results by input. Charts commonly compute a context with
 	// `include "x" . | fromYaml` in every template; parsing the same text
@@ -190,41 +225,20 @@ type renderState struct {
 	fromYAML map[string]map[string]any
 }
 
-func newRenderState(budget *outputBudget) *renderState {
+func newRenderState(budget *budget) *renderState {
 	return &renderState{budget: budget, included: map[string]int{}, fromYAML: map[string]map[string]any{}}
 }
 
 // bindFuncs binds the functions that need the template set or per-render
-// state: include, tpl, required, fail and fromYaml.
+// state: include, tpl, required, fail and fromYaml, the budget's step and
+// print guard, and the sized functions that charge it.
 func bindFuncs(t *template.Template, st *renderState) {
-	included, budget := st.included, st.budget
+	budget := st.budget
+	t.Funcs(sizedFuncs(budget))
+	t.Funcs(encodeFuncs(budget, sharedBaseFuncs()))
 	t.Funcs(template.FuncMap{
-		"include": func(name string, data any) (string, error) {
-			if included[name] >= MaxIncludeDepth {
-				return "", fmt.Errorf("include %q is nested more than %d times (does it include itself?)", name, MaxIncludeDepth)
-			}
-			included[name]++
-			defer func() { included[name]-- }()
-			var buf strings.Builder
-			err := t.ExecuteTemplate(budget.wrap(&buf), name, data)
-			return buf.String(), err
-		},
-		"tpl": func(text string, data any) (string, error) {
-			clone, err := t.Clone()
-			if err != nil {
-				return "", err
-			}
-			bindFuncs(clone, st)
-			clone, err = clone.New(t.Name()).Parse(text)
-			if err != nil {
-				return "", fmt.Errorf("cannot parse template %q: %v", text, err)
-			}
-			var buf strings.Builder
-			if err := clone.Execute(budget.wrap(&buf), data); err != nil {
-				return "", fmt.Errorf("error during tpl function execution for %q: %v", text, err)
-			}
-			return strings.ReplaceAll(buf.String(), "<no value>", ""), nil
-		},
+		stepFunc:  budget.step,
+		printFunc: budget.printGuard,
 		"required": func(msg string, v any) (any, error) {
 			if v == nil {
 				return v, &chartError{msg}
@@ -244,30 +258,72 @@ func bindFuncs(t *template.Template, st *renderState) {
 			return values.DeepCopy(m).(map[string]any)
 		},
 	})
+	bindSetFuncs(t, st)
+}
+
+// bindSetFuncs binds the functions that execute templates of the set t:
+// include, and tpl, whose text may define templates of its own and so runs
+// in a clone of the set, with these two bound to the clone.
+func bindSetFuncs(t *template.Template, st *renderState) {
+	included, budget := st.included, st.budget
+	t.Funcs(template.FuncMap{
+		"include": func(name string, data any) (string, error) {
+			if included[name] >= MaxIncludeDepth {
+				return "", fmt.Errorf("include %s is nested more than %d times (does it include itself?)", redact.Quote(name), MaxIncludeDepth)
+			}
+			included[name]++
+			defer func() { included[name]-- }()
+			var buf strings.Builder
+			err := t.ExecuteTemplate(budget.writer(&buf), name, data)
+			return buf.String(), err
+		},
+		"tpl": func(text string, data any) (string, error) {
+			if budget.tplDepth >= budget.limits.TplDepth {
+				return "", budget.fail("tpl is nested more than %d levels deep; does a value render itself through tpl?", budget.limits.TplDepth)
+			}
+			// A clone of the whole set (about 80 KiB with Helm's function
+			// map, measured), and a parse of the text.
+			if err := budget.charge("tpl", 80<<10+int64(len(t.Templates()))*512+int64(len(text))*16); err != nil {
+				return "", err
+			}
+			budget.tplDepth++
+			defer func() { budget.tplDepth-- }()
+			clone, err := t.Clone()
+			if err != nil {
+				return "", err
+			}
+			bindSetFuncs(clone, st)
+			clone, err = clone.New(tplName).Parse(text)
+			if err != nil {
+				return "", fmt.Errorf("cannot parse the text given to tpl, %s: %v", redact.Quote(text), err)
+			}
+			instrument(clone, scalarFunc)
+			var buf strings.Builder
+			if err := clone.Execute(budget.writer(&buf), data); err != nil {
+				return "", fmt.Errorf("error during tpl function execution for %s: %w", redact.Quote(text), err)
+			}
+			return strings.ReplaceAll(buf.String(), "<no value>", ""), nil
+		},
+	})
+}
+
+// scalarFunc tells whether the function name (Helm's set or a
+// text/template builtin) returns a string, number or boolean.
+func scalarFunc(name string) bool {
+	if fn, ok := sharedBaseFuncs()[name]; ok {
+		return scalarResult(fn)
+	}
+	switch name {
+	case "print", "printf", "println", "html", "js", "urlquery", "len", "not", "eq", "ne", "lt", "le", "gt", "ge":
+		return true
+	}
+	return false
 }
 
 // chartError is a message the chart itself raised with required or fail.
 type chartError struct{ msg string }
 
 func (e *chartError) Error() string { return e.msg }
-
-// outputBudget caps the bytes all templates of one render may write.
-type outputBudget struct{ left int }
-
-type budgetWriter struct {
-	b *outputBudget
-	w *strings.Builder
-}
-
-func (b *outputBudget) wrap(w *strings.Builder) budgetWriter { return budgetWriter{b, w} }
-
-func (w budgetWriter) Write(p []byte) (int, error) {
-	w.b.left -= len(p)
-	if w.b.left < 0 {
-		return 0, fmt.Errorf("output is larger than the %d MiB limit", MaxOutputBytes>>20)
-	}
-	return w.w.Write(p)
-}
 
 var (
 	execErrRE  = lazy.Regexp(`template: ([^:\s]+:\d+:\d+): executing "[^"]*" at (<[^>]*>): `)
@@ -278,20 +334,37 @@ var (
 // cleanExecError turns text/template's error into "file:line:col: message".
 // Through include and tpl the error nests; the innermost location is the one
 // to fix, and for required and fail only the chart's own message is kept.
-func cleanExecError(err error) error {
+// An error without a position (the output limit) is named after the
+// template being rendered, name. Inside the text given to tpl, the innermost chart template that called tpl
+// is named, then the place in the text.
+func cleanExecError(err error, name string) error {
 	text := err.Error()
 	all := execErrRE().FindAllStringSubmatchIndex(text, -1)
 	if all == nil {
-		return err
+		return fmt.Errorf("%s: %w", name, err) // a write error: text/template gives no position
 	}
 	last := all[len(all)-1]
 	where, action := text[last[2]:last[3]], text[last[4]:last[5]]
+	if rest, inTpl := strings.CutPrefix(where, tplName+":"); inTpl {
+		where = "in the text given to tpl, at " + rest
+		for i := len(all) - 2; i >= 0; i-- {
+			if w := text[all[i][2]:all[i][3]]; !strings.HasPrefix(w, tplName+":") {
+				where = w + ": " + where
+				break
+			}
+		}
+	}
 	var ce *chartError
 	if errors.As(err, &ce) {
 		return fmt.Errorf("%s: %s", where, ce.msg)
 	}
+	var le *LimitError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %w", where, le)
+	}
 	return fmt.Errorf("%s: %s: %s", where, action, callErrRE().ReplaceAllString(text[last[1]:], ""))
 }
+
 func cleanParseError(err error) error {
 	if m := parseErrRE().FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Errorf("%s: parse error: %s", m[1], m[2])
@@ -312,9 +385,25 @@ func CheckReleaseName(name string) error {
 	case name == "":
 		return errors.New("the release name must not be empty")
 	case len(name) > MaxReleaseNameLength:
-		return fmt.Errorf("release name %q is %d characters; at most %d fit the names derived from it", name, len(name), MaxReleaseNameLength)
+		return fmt.Errorf("release name %s is %d characters; at most %d fit the names derived from it", redact.Quote(name), len(name), MaxReleaseNameLength)
 	case !releaseNameRE().MatchString(name):
-		return fmt.Errorf("release name %q must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", name)
+		return fmt.Errorf("release name %s must be lower-case letters, digits, '-' and '.', starting and ending with a letter or digit", redact.Quote(name))
+	}
+	return nil
+}
+
+var namespaceRE = lazy.Regexp(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// CheckNamespace applies Kubernetes' rule for namespace names (an RFC 1123
+// label): what --namespace sets is written into every object.
+func CheckNamespace(ns string) error {
+	switch {
+	case ns == "":
+		return errors.New("the namespace must not be empty")
+	case len(ns) > 63:
+		return fmt.Errorf("namespace %s is %d characters; Kubernetes allows at most 63", redact.Quote(ns), len(ns))
+	case !namespaceRE().MatchString(ns):
+		return fmt.Errorf("namespace %s must be lower-case letters, digits and '-', starting and ending with a letter or digit (an RFC 1123 label)", redact.Quote(ns))
 	}
 	return nil
 }

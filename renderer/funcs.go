@@ -3,7 +3,9 @@ package renderer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"text/template"
@@ -11,7 +13,10 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/sprig/v3"
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // NonDeterministic lists the sprig functions that would make two renders of
@@ -63,6 +68,17 @@ func baseFuncs() template.FuncMap {
 	f["htmlDate"] = func(d any) string { return formatDate("2006-01-02", d) }
 	f["toDate"] = func(layout, s string) time.Time { t, _ := time.ParseInLocation(layout, s, time.UTC); return t }
 	f["mustToDate"] = func(layout, s string) (time.Time, error) { return time.ParseInLocation(layout, s, time.UTC) }
+	f["dateInZone"] = dateInZone
+	f["date_in_zone"] = dateInZone
+	f["htmlDateInZone"] = func(d any, zone string) (string, error) { return dateInZone("2006-01-02", d, zone) }
+	durationRound := f["durationRound"].(func(any) string)
+	f["durationRound"] = func(d any) (string, error) {
+		switch d.(type) {
+		case time.Time, *time.Time:
+			return "", errors.New("durationRound of a time is the time since then, which reads the clock, so two renders of the same input would differ; pass a duration instead")
+		}
+		return durationRound(d), nil
+	}
 
 	extras := template.FuncMap{
 		"toToml":        toTOML,
@@ -113,6 +129,19 @@ func valuesByKey(dict map[string]any) []any {
 	return out
 }
 
+// dateInZone is sprig's dateInZone for the zones that are the same on
+// every machine: UTC, and "Local", which is UTC here as for date. Any other
+// zone would come from the machine's time zone database ($ZONEINFO,
+// /usr/share/zoneinfo), whose contents differ between machines. A value
+// that is not a time is "" as for date, where sprig would take the clock.
+func dateInZone(format string, d any, zone string) (string, error) {
+	switch zone {
+	case "UTC", "Local", "":
+		return formatDate(format, d), nil
+	}
+	return "", fmt.Errorf("time zone %s would be read from this machine's time zone database, so renders on different machines could differ; use \"UTC\"", redact.Quote(zone))
+}
+
 func formatDate(format string, d any) string {
 	var t time.Time
 	switch x := d.(type) {
@@ -135,18 +164,17 @@ func formatDate(format string, d any) string {
 // The YAML, JSON and TOML helpers behave exactly as Helm's: errors are
 // swallowed (to "" or an "Error" key), as templates expect.
 
-func toYAML(v any) string {
-	data, err := yaml.Marshal(v)
-	if err != nil {
+// toYAMLPretty is Helm's toYamlPretty (yaml.v3, two-space indent) with the
+// deterministic key order of toYAML.
+func toYAMLPretty(v any) string {
+	var n yamlv3.Node
+	if err := n.Encode(v); err != nil {
 		return ""
 	}
-	return strings.TrimSuffix(string(data), "\n")
-}
-
-func toYAMLPretty(v any) string {
+	orderNode(&n)
 	var buf bytes.Buffer
 	enc := newYAMLEncoder(&buf, false)
-	if err := enc.Encode(v); err != nil {
+	if err := enc.Encode(&n); err != nil {
 		return ""
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
@@ -206,4 +234,75 @@ func fromJSONArray(s string) []any {
 		a = []any{err.Error()}
 	}
 	return a
+}
+
+// checkPrintf refuses formats that would print a memory address, which
+// differs between runs: %p, and the integer verbs (%d, %x, ...) applied to
+// an argument that holds a pointer (fmt prints a pointer as its address
+// under those verbs, even one with a String method).
+func checkPrintf(format string, args []any) error {
+	integer := false
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("+-# 0123456789.*[]", format[j]) >= 0 {
+			j++
+		}
+		if j >= len(format) {
+			break
+		}
+		switch format[j] {
+		case 'p':
+			return fmt.Errorf("printf %%p prints a memory address, which differs between renders")
+		case 'b', 'o', 'O', 'd', 'x', 'X', 'c', 'U':
+			integer = true
+		}
+		i = j
+	}
+	if integer {
+		for _, a := range args {
+			if holdsPointer(reflect.ValueOf(a), 0) {
+				return fmt.Errorf("printf of %T with an integer verb would print a memory address, which differs between renders; use %%v or %%s", a)
+			}
+		}
+	}
+	return nil
+}
+
+// holdsPointer tells whether v holds a non-nil pointer, a function or a
+// channel, which fmt can print as an address.
+func holdsPointer(v reflect.Value, depth int) bool {
+	if depth > MaxValueDepth {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Func, reflect.Chan:
+		return !v.IsNil()
+	case reflect.Interface:
+		return !v.IsNil() && holdsPointer(v.Elem(), depth+1)
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if holdsPointer(it.Value(), depth+1) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return false
+		}
+		for i := range v.Len() {
+			if holdsPointer(v.Index(i), depth+1) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if holdsPointer(v.Field(i), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
 }

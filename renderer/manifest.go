@@ -13,6 +13,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/values"
 )
@@ -79,46 +80,102 @@ var installOrder = sync.OnceValue(func() map[string]int {
 // Manifests splits rendered templates into documents, drops empty ones,
 // checks and canonicalises each object and sorts them in install order.
 func Manifests(rendered []Rendered) ([]*Object, error) {
-	return manifests(rendered, false)
+	return sorted(rendered, false)
 }
 
 // ReadManifests parses manifest files (name and content) the way Manifests
 // parses rendered templates; errors and Object.Line refer to lines of the
-// files.
+// files. See EachManifest for kind: List.
 func ReadManifests(files []Rendered) ([]*Object, error) {
-	return manifests(files, true)
+	return sorted(files, true)
 }
 
-func manifests(rendered []Rendered, inFile bool) ([]*Object, error) {
+// sorted collects every object of the documents in install order.
+func sorted(rendered []Rendered, inFile bool) ([]*Object, error) {
 	var objs []*Object
+	err := manifests(rendered, inFile, func(o *Object) error {
+		objs = append(objs, o)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	SortObjects(objs)
+	return objs, nil
+}
+
+// EachManifest parses manifest files as ReadManifests does, one document at
+// a time, and hands each object to fn in file order; it keeps none of them,
+// so the cost of a large file is its objects one at a time. A List (kind:
+// List, as kubectl get -o yaml writes) is opened: each item is an object,
+// at its own line.
+func EachManifest(files []Rendered, fn func(*Object) error) error {
+	return manifests(files, true, fn)
+}
+
+func manifests(rendered []Rendered, inFile bool, fn func(*Object) error) error {
 	seen := map[string]string{}
+	add := func(source string, obj *Object) error {
+		key := obj.APIVersion + " " + obj.ID()
+		if first, dup := seen[key]; dup {
+			return &ManifestError{Template: source, Line: obj.Line, File: inFile,
+				Msg: fmt.Sprintf("%s is rendered twice (also by %s)", redact.Label(obj.APIVersion+" "+obj.ID()), first)}
+		}
+		seen[key] = source
+		return fn(obj)
+	}
 	for _, r := range rendered {
 		if path.Base(r.Name) == "NOTES.txt" {
 			continue // rendered (so its errors surface) but, as in Helm, not a manifest
 		}
-		for _, doc := range splitDocuments(r.Text) {
-			obj, err := parseObject(r.Name, doc)
+		err := eachDocument(r.Text, func(doc document) error {
+			canon, line, err := parseObject(r.Name, doc)
+			if err != nil || canon == nil {
+				return err
+			}
+			if inFile && yamlnode.Scalar(canon, "kind") == "List" && yamlnode.Scalar(canon, "apiVersion") == "v1" {
+				return listItems(r.Name, doc, canon, line, func(item *Object) error { return add(r.Name, item) })
+			}
+			obj, err := newObject(r.Name, canon, line)
 			if err != nil {
-				var me *ManifestError
-				if errors.As(err, &me) {
-					me.File = inFile
-				}
-				return nil, err
+				return err
 			}
-			if obj == nil {
-				continue
+			return add(r.Name, obj)
+		})
+		if err != nil {
+			var me *ManifestError
+			if errors.As(err, &me) {
+				me.File = inFile
 			}
-			key := obj.APIVersion + " " + obj.ID()
-			if first, dup := seen[key]; dup {
-				return nil, &ManifestError{Template: r.Name, Line: obj.Line, File: inFile,
-					Msg: fmt.Sprintf("%s %s is rendered twice (also by %s)", obj.APIVersion, obj.ID(), first)}
-			}
-			seen[key] = r.Name
-			objs = append(objs, obj)
+			return err
 		}
 	}
-	SortObjects(objs)
-	return objs, nil
+	return nil
+}
+
+// listItems hands each item of a List to fn as an object of its own.
+func listItems(source string, doc document, list *yaml.Node, line int, fn func(*Object) error) error {
+	items := yamlnode.Get(list, "items")
+	if items == nil || yamlnode.IsNull(items) {
+		return nil
+	}
+	if items.Kind != yaml.SequenceNode {
+		return &ManifestError{Template: source, Line: line, Msg: "a List's items must be a list of objects"}
+	}
+	for _, item := range items.Content {
+		line := doc.line + item.Line - 1
+		if item.Kind != yaml.MappingNode {
+			return &ManifestError{Template: source, Line: line, Msg: "an item of a List must be an object with apiVersion, kind and metadata; found " + nodeKind(item)}
+		}
+		obj, err := newObject(source, item, line)
+		if err != nil {
+			return err
+		}
+		if err := fn(obj); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SortObjects orders objects by Helm's install order (then the custom
@@ -152,74 +209,87 @@ type document struct {
 	line int // 1-based line of the template output where it starts
 }
 
-// splitDocuments cuts at lines that are a YAML document marker ("---",
-// optionally followed by a space and a comment).
-func splitDocuments(text string) []document {
-	var docs []document
-	var cur strings.Builder
-	start := 1
-	lines := strings.SplitAfter(text, "\n")
-	for i, line := range lines {
-		trimmed := strings.TrimRight(line, "\r\n")
-		if trimmed == "---" || strings.HasPrefix(trimmed, "--- ") || strings.HasPrefix(trimmed, "---\t") {
-			docs = append(docs, document{cur.String(), start})
-			cur.Reset()
-			start = i + 2
-			continue
+// eachDocument cuts text at lines that are a YAML document marker ("---",
+// optionally followed by a space and a comment) and hands each piece to fn,
+// as a slice of text: nothing is copied.
+func eachDocument(text string, fn func(document) error) error {
+	start, startLine, line := 0, 1, 1
+	for at := 0; at < len(text); line++ {
+		end := strings.IndexByte(text[at:], '\n')
+		next := at + end + 1
+		if end < 0 {
+			next = len(text)
 		}
-		cur.WriteString(line)
+		trimmed := strings.TrimRight(text[at:next], "\r\n")
+		if trimmed == "---" || strings.HasPrefix(trimmed, "--- ") || strings.HasPrefix(trimmed, "---\t") {
+			if err := fn(document{text[start:at], startLine}); err != nil {
+				return err
+			}
+			start, startLine = next, line+1
+		}
+		at = next
 	}
-	return append(docs, document{cur.String(), start})
+	return fn(document{text[start:], startLine})
 }
 
 // MaxNodesPerObject bounds one object after aliases are expanded.
 const MaxNodesPerObject = 200_000
 
-func parseObject(source string, doc document) (*Object, error) {
+// parseObject parses one document into a canonical mapping, nil for an
+// empty document, and the line where it starts.
+func parseObject(source string, doc document) (*yaml.Node, int, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &ManifestError{Template: source, Line: doc.line + line - 1, Msg: fmt.Sprintf(format, args...)}
 	}
 	if strings.TrimSpace(doc.text) == "" {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(doc.text))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil // only comments
+			return nil, 0, nil // only comments
 		}
 		line, msg := values.SyntaxErrorLine(err)
-		return nil, fail(line, "not valid YAML: %s", msg)
+		return nil, 0, fail(line, "not valid YAML: %s", msg)
 	}
 	if len(root.Content) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	n := root.Content[0]
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, fail(n.Line, "a manifest must be a map with apiVersion, kind and metadata; found %s", nodeKind(n))
+		return nil, 0, fail(n.Line, "a manifest must be a map with apiVersion, kind and metadata; found %s", nodeKind(n))
 	}
 	budget := MaxNodesPerObject
 	canon, err := canonical(n, &budget)
 	if err != nil {
-		return nil, fail(n.Line, "%v", err)
+		return nil, 0, fail(n.Line, "%v", err)
 	}
-	obj := &Object{Source: source, Node: canon, Line: doc.line + n.Line - 1}
+	return canon, doc.line + n.Line - 1, nil
+}
+
+// newObject reads the identity of a canonical object that starts at line.
+func newObject(source string, canon *yaml.Node, line int) (*Object, error) {
+	obj := &Object{Source: source, Node: canon, Line: line}
 	obj.APIVersion = yamlnode.Scalar(canon, "apiVersion")
 	obj.Kind = yamlnode.Scalar(canon, "kind")
 	if meta := yamlnode.Map(canon, "metadata"); meta != nil {
 		obj.Name = yamlnode.Scalar(meta, "name")
 		obj.Namespace = yamlnode.Scalar(meta, "namespace")
 	}
+	fail := func(format string, args ...any) error {
+		return &ManifestError{Template: source, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
 	switch {
 	case obj.APIVersion == "":
-		return nil, fail(n.Line, "object has no apiVersion")
+		return nil, fail("object has no apiVersion")
 	case obj.Kind == "":
-		return nil, fail(n.Line, "object (apiVersion %s) has no kind", obj.APIVersion)
+		return nil, fail("object (apiVersion %s) has no kind", redact.Excerpt(obj.APIVersion))
 	case obj.Name == "":
-		return nil, fail(n.Line, "%s object has no metadata.name", obj.Kind)
+		return nil, fail("%s object has no metadata.name", redact.Excerpt(obj.Kind))
 	}
 	return obj, nil
 }
@@ -229,16 +299,9 @@ func nodeKind(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return fmt.Sprintf("the text %q", truncate(n.Value, 40))
+		return "the text " + redact.Quote(n.Value)
 	}
 	return "something else"
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // canonical returns a copy of n with aliases expanded, comments dropped,
@@ -270,7 +333,7 @@ func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
 					return nil, fmt.Errorf("line %d: YAML merge keys (<<) are not allowed in manifests; Kubernetes does not expand them", c.Line)
 				}
 				if first := seen.add(i); first != nil {
-					return nil, fmt.Errorf("line %d: duplicate key %q (first at line %d)", c.Line, c.Value, first.Line)
+					return nil, fmt.Errorf("line %d: duplicate key %s (first at line %d)", c.Line, redact.Quote(c.Value), first.Line)
 				}
 			}
 			cc, err := canonical(c, budget)

@@ -326,3 +326,33 @@ func TestPlainWordAgreesWithYAML(t *testing.T) {
 	}
 	t.Logf("%d of %d strings are plain words", plain, len(corpus))
 }
+
+// kubectl get -o yaml writes a List: in files, each item is an object of
+// its own, at its own line; in rendered templates a List stays as it is.
+func TestReadManifestsOpensLists(t *testing.T) {
+	text := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before\n---\napiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n    namespace: ns\n- apiVersion: batch/v1\n  kind: Job\n  metadata:\n    name: j\n"
+	objs, err := ReadManifests([]Rendered{{Name: "got.yaml", Text: text}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		got = append(got, fmt.Sprintf("%s@%d", o.ID(), o.Line))
+	}
+	if want := "ConfigMap/before@1 ns/Pod/p@11 Job/j@16"; strings.Join(got, " ") != want {
+		t.Errorf("objects %v, want %s", got, want)
+	}
+	for text, want := range map[string]string{
+		"apiVersion: v1\nkind: List\nitems:\n- a\n":                                "got.yaml:4: an item of a List must be an object",
+		"apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: x}\n": "got.yaml:4: object has no apiVersion",
+		"apiVersion: v1\nkind: List\nitems: {a: b}\n":                              "got.yaml:1: a List's items must be a list of objects",
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: x}}\n- {apiVersion: v1, kind: Pod, metadata: {name: x}}\n": "got.yaml:5: v1 Pod/x is rendered twice",
+	} {
+		if _, err := ReadManifests([]Rendered{{Name: "got.yaml", Text: text}}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
+	}
+	if objs, err := Manifests([]Rendered{{Name: "t/templates/l.yaml", Text: "apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: x}}\n"}}); err != nil || len(objs) != 1 || objs[0].Kind != "List" {
+		t.Errorf("a rendered List: %v %v", objs, err)
+	}
+}

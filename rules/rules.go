@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // Severity of a finding: errors stop a render, warnings are printed and never
@@ -49,7 +50,7 @@ func (f Finding) String() string {
 		if where != "" {
 			where += ": "
 		}
-		where += f.Field
+		where += redact.Pointer(f.Field) // keys are user data
 	}
 	return fmt.Sprintf("%s %s: %s: %s", f.Severity, f.Rule, where, f.Message)
 }

@@ -3,11 +3,10 @@ package rules
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/llmrender/llmrender/internal/lazy"
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
@@ -50,7 +49,7 @@ func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding)
 
 func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[string]any, where string) Finding {
 	names := values.SortedKeys(catalog)
-	msg := fmt.Sprintf("%s %q is not in %s", what, name, where)
+	msg := fmt.Sprintf("%s %s is not in %s", what, redact.Quote(name), where)
 	if hint := schema.Suggest(name, names); hint != "" {
 		msg += fmt.Sprintf("; did you mean %q?", hint)
 	}
@@ -333,21 +332,6 @@ func gatedDownload(w *Workload, pos *values.Positions) []Finding {
 	return nil
 }
 
-// secretPatterns are the credentials LR009 knows. A pattern runs only on
-// strings that contain one of its hints (a literal every match contains):
-// most values hold none, and the scan covers every string of the values.
-var secretPatterns = []struct {
-	hints []string
-	re    func() *regexp.Regexp
-	what  string
-}{
-	{[]string{"hf_"}, lazy.Regexp(`\bhf_[A-Za-z0-9]{30,}`), "a Hugging Face token"},
-	{[]string{"AKIA", "ASIA"}, lazy.Regexp(`\b(AKIA|ASIA)[A-Z0-9]{16}\b`), "an AWS access key"},
-	{[]string{"-----BEGIN "}, lazy.Regexp(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
-	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, lazy.Regexp(`\bgh[pousr]_[A-Za-z0-9]{36,}`), "a GitHub token"},
-	{[]string{"://"}, lazy.Regexp(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=`), "a signed URL"},
-}
-
 // Credentials finds tokens, keys and signed URLs anywhere in a values tree
 // (rule LR009). It applies to any chart's values, so it runs before the
 // schema: a pasted token is the first thing to hear about.
@@ -359,7 +343,9 @@ func Credentials(v map[string]any, pos *values.Positions) []Finding {
 
 // LR009: credentials never belong in values; they would end up in the
 // output. Keys are checked as well as values (a map key is rendered too).
-// These findings cannot be waived.
+// These findings cannot be waived. The patterns are redact's, which also
+// keeps them out of every message; a key that is a credential is shown
+// redacted in the finding's field.
 func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 	switch x := v.(type) {
 	case map[string]any:
@@ -367,6 +353,10 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 		for _, k := range values.SortedKeys(x) {
 			child := ptr + "/" + values.EscapePointer(k)
 			if f, ok := credential(k, pos, child); ok {
+				f.Field = ptr + "/" + values.EscapePointer(redact.Credentials(k))
+				if loc, ok := pos.LookupKey(child); ok {
+					f.Where = loc.String()
+				}
 				out = append(out, f)
 				continue
 			}
@@ -388,16 +378,14 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 }
 
 func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {
-	for _, p := range secretPatterns {
-		hinted := slices.ContainsFunc(p.hints, func(h string) bool { return strings.Contains(s, h) })
-		if hinted && p.re().MatchString(s) {
-			f := at(pos, "LR009", Error, ptr, fmt.Sprintf(
-				"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", p.what))
-			f.Unwaivable = true
-			return f, true
-		}
+	what, found := redact.Find(s)
+	if !found {
+		return Finding{}, false
 	}
-	return Finding{}, false
+	f := at(pos, "LR009", Error, ptr, fmt.Sprintf(
+		"this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret", what))
+	f.Unwaivable = true
+	return f, true
 }
 
 // LR013: an explicit storage size smaller than the checkpoint cannot work.
@@ -507,7 +495,7 @@ func unknownWaivers(v map[string]any, pos *values.Positions) []Finding {
 		if slices.Contains(ids, id) {
 			continue
 		}
-		msg := fmt.Sprintf("rules.waive names %q, which is not a rule (see 'llmrender help rules')", id)
+		msg := fmt.Sprintf("rules.waive names %s, which is not a rule (see 'llmrender help rules')", redact.Quote(id))
 		if hint := schema.Suggest(id, ids); hint != "" {
 			msg += fmt.Sprintf("; did you mean %q?", hint)
 		}

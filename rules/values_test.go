@@ -58,6 +58,8 @@ func TestValuesRules(t *testing.T) {
 		{"LR009 meta without url secret", "download:\n  source: meta\n", "download.source meta needs the signed URL in a Secret"},
 		{"LR009 signed url pasted", "output:\n  uri: https://bucket.s3.amazonaws.com/x?X-Amz-Signature=abc\n", "error LR009: v.yaml:2:8: /output/uri: this looks like a signed URL"},
 		{"LR009 aws key", "workload:\n  env:\n    - name: X\n      value: AKIAABCDEFGHIJKLMNOP\n", "this looks like an AWS access key"},
+		{"LR009 GitHub fine-grained token", "workload:\n  args: [github_pat_11ABCDEFG0123456789abc_xyzXYZxyzXYZxyzXYZxyzXYZxyzXYZxyzXYZxyzXYZ]\n", "error LR009: v.yaml:2:10: /workload/args/0: this looks like a GitHub token"},
+		{"LR009 token as a key is not shown", "workload:\n  labels:\n    ghp_abcdefghijklmnopqrstuvwxyz0123456789AB: x\n", "error LR009: v.yaml:3:5: /workload/labels/[redacted: a GitHub token]: this looks like a GitHub token"},
 		{"LR009 private key", "workload:\n  prompt: \"-----BEGIN RSA PRIVATE KEY-----\"\n", "this looks like a private key"},
 		{"LR013 storage too small", "storage:\n  size: 1Gi\n", "error LR013: v.yaml:2:9: /storage/size: 1Gi holds less than the 2.2 GB checkpoint"},
 		{"LR014 job with nodes", "workload:\n  nodes: 2\n  script: t.py\n", "error LR014: v.yaml:2:10: /workload/nodes: mode job runs one pod, but workload.nodes is 2"},

@@ -16,7 +16,7 @@ func FuzzValidate(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s, err := schema.Compile(data)
+	s, err := schema.Compile(data, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

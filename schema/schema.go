@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
@@ -16,12 +17,17 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/values"
 )
 
 // ResourceURL is the absolute URL the schema is compiled under, so that no
-// message ever contains a local path.
-const ResourceURL = "https://llmrender.dev/schemas/values.schema.json"
+// message ever contains a local path. Other files of the chart are found
+// under the same base, by their path from the chart root.
+const (
+	ResourceURL = baseURL + "values.schema.json"
+	baseURL     = "https://llmrender.dev/schemas/"
+)
 
 // Schema is a compiled values schema.
 type Schema struct {
@@ -31,8 +37,12 @@ type Schema struct {
 	raw      any // the decoded schema document, to explain errors; decoded on the first error
 }
 
-// Compile compiles a values.schema.json document.
-func Compile(data []byte) (*Schema, error) {
+// Compile compiles a values.schema.json document. A $ref may name another
+// file of the chart by its path relative to the chart root (files, by
+// slash-separated path); anything else outside the document, a file:// path
+// or an http(s) URL, is refused, so compiling never reads the machine's
+// files or the network.
+func Compile(data []byte, files map[string][]byte) (*Schema, error) {
 	if !json.Valid(data) {
 		var raw any
 		err := json.Unmarshal(data, &raw)
@@ -41,11 +51,26 @@ func Compile(data []byte) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
+	c.LoadURL = func(u string) (io.ReadCloser, error) {
+		name, inChart := strings.CutPrefix(u, baseURL)
+		if !inChart {
+			return nil, fmt.Errorf("$ref %s is outside the chart; a schema may refer only to files inside its chart, by relative path", u)
+		}
+		data, ok := files[name]
+		if !ok {
+			return nil, fmt.Errorf("$ref %s: the chart has no file %s", name, name)
+		}
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}
 	if err := c.AddResource(ResourceURL, bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("values.schema.json: %v", err)
 	}
 	compiled, err := c.Compile(ResourceURL)
 	if err != nil {
+		var se *jsonschema.SchemaError
+		if errors.As(err, &se) && se.SchemaURL == ResourceURL {
+			err = se.Err // the URL is ours, not the user's
+		}
 		return nil, fmt.Errorf("values.schema.json: %v", err)
 	}
 	return &Schema{compiled: compiled, source: data}, nil
@@ -70,7 +95,7 @@ type Violation struct {
 }
 
 func (v Violation) Error() string {
-	ptr := v.Pointer
+	ptr := redact.Pointer(v.Pointer)
 	if ptr == "" {
 		ptr = "/"
 	}
@@ -162,7 +187,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		var out Violations
 		for _, k := range unknownKeys(obj, parent) {
 			v := at(e.InstanceLocation+"/"+values.EscapePointer(k), true)
-			v.Message = fmt.Sprintf("unknown key %q", k)
+			v.Message = "unknown key " + redact.Quote(k)
 			if hint := Suggest(k, known); hint != "" {
 				v.Message += fmt.Sprintf("; did you mean %q?", hint)
 			} else if len(known) > 0 {
@@ -185,7 +210,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 					shown[i] = `"" (empty: the default)`
 				}
 			}
-			v.Message = fmt.Sprintf("%q is not one of %s", str, strings.Join(shown, ", "))
+			v.Message = fmt.Sprintf("%s is not one of %s", redact.Quote(str), strings.Join(shown, ", "))
 			if hint := Suggest(str, options); hint != "" {
 				v.Message += fmt.Sprintf("; did you mean %q?", hint)
 			}
@@ -197,6 +222,9 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		v := at(e.InstanceLocation, false)
 		v.Message = e.Message
 		parent, _ := s.schemaAt(strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword)).(map[string]any)
+		if f, ok := parent["format"].(string); ok && keyword == "format" {
+			v.Message = "is not a valid " + f // the library's message quotes the whole value
+		}
 		if d, ok := parent["description"].(string); ok {
 			v.Message += " (expected: " + strings.TrimSuffix(d, ".") + ")"
 		}

@@ -24,7 +24,7 @@ const testSchema = `{
 
 func validate(t *testing.T, src string) Violations {
 	t.Helper()
-	s, err := Compile([]byte(testSchema))
+	s, err := Compile([]byte(testSchema), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestMessagesNeverContainLocalPaths(t *testing.T) {
 	if strings.Contains(got.Error(), "/tmp") || strings.Contains(got.Error(), "file://") {
 		t.Errorf("message contains a local path: %s", got.Error())
 	}
-	_, err := Compile([]byte(`{"$ref": "#/nowhere"}`))
+	_, err := Compile([]byte(`{"$ref": "#/nowhere"}`), nil)
 	if err == nil || strings.Contains(err.Error(), "file://") {
 		t.Errorf("compile error = %v", err)
 	}
@@ -81,7 +81,7 @@ func TestMessagesNeverContainLocalPaths(t *testing.T) {
 
 func TestCompileErrors(t *testing.T) {
 	for _, bad := range []string{"{", `{"type": 5}`} {
-		if _, err := Compile([]byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "values.schema.json:") {
+		if _, err := Compile([]byte(bad), nil); err == nil || !strings.HasPrefix(err.Error(), "values.schema.json:") {
 			t.Errorf("Compile(%s) = %v", bad, err)
 		}
 	}
@@ -96,6 +96,35 @@ func TestSuggest(t *testing.T) {
 	for word, want := range cases {
 		if got := Suggest(word, cands); got != want {
 			t.Errorf("Suggest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
+
+// A $ref reaches other files of the chart and nothing else: no file of the
+// machine, no URL.
+func TestRefsStayInsideTheChart(t *testing.T) {
+	files := map[string][]byte{"defs/a.json": []byte(`{"definitions": {"a": {"type": "string"}}}`)}
+	s, err := Compile([]byte(`{"type": "object", "properties": {"a": {"$ref": "defs/a.json#/definitions/a"}}}`), files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := s.Validate(map[string]any{"a": int64(1)}, values.NewPositions()); len(vs) != 1 || !strings.Contains(vs[0].Message, "expected string") {
+		t.Errorf("ref inside the chart not applied: %v", vs)
+	}
+	for ref, want := range map[string]string{
+		"file:///etc/passwd":         "$ref file:///etc/passwd is outside the chart",
+		"/etc/passwd":                "$ref https://llmrender.dev/etc/passwd is outside the chart",
+		"../../../etc/hostname":      "is outside the chart",
+		"https://example.com/x.json": "$ref https://example.com/x.json is outside the chart",
+		"http://127.0.0.1:1/x.json":  "is outside the chart",
+		"missing.json":               "$ref missing.json: the chart has no file missing.json",
+	} {
+		_, err := Compile([]byte(`{"properties": {"a": {"$ref": "`+ref+`"}}}`), files)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "values.schema.json: ") {
+			t.Errorf("$ref %s: %v; want %q", ref, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "root") {
+			t.Errorf("$ref %s: the error quotes the file: %v", ref, err)
 		}
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/internal/safeio"
 )
 
 // Sources are the user's values in Helm's order of precedence, lowest first:
@@ -26,11 +26,52 @@ type Sources struct {
 // kilobytes; the built-in chart's, catalog included, is about 15 KiB.
 const MaxFileSize = 4 << 20
 
+// Limits on all values sources together. Each file and each flag has its
+// own limits (MaxFileSize, MaxNodes, MaxListIndex); these keep many of them
+// from adding up to more: a thousand --set flags with a list index of 60,000
+// each would otherwise build sixty million list slots.
+const (
+	MaxTotalBytes  = 16 << 20  // read from values files, --set-file files and flags
+	MaxTotalValues = 1_000_000 // values created: every scalar, list slot and map entry
+)
+
+// totals counts what all sources of one Load have created.
+type totals struct{ bytes, values int }
+
+func (t *totals) add(bytes, values int) error {
+	t.bytes += bytes
+	t.values += values
+	switch {
+	case t.bytes > MaxTotalBytes:
+		return fmt.Errorf("values files and flags together are larger than %d MiB", MaxTotalBytes>>20)
+	case t.values > MaxTotalValues:
+		return fmt.Errorf("values files and flags together would hold more than %d values (list indexes fill the list up to them)", MaxTotalValues)
+	}
+	return nil
+}
+
+// countValues counts the values of a tree as MaxTotalValues does.
+func countValues(v any) int {
+	n := 1
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			n += countValues(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += countValues(e)
+		}
+	}
+	return n
+}
+
 // Load reads and merges all user values. Nothing is coalesced with chart
 // defaults here; see Coalesce.
 func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 	merged := map[string]any{}
 	pos := NewPositions()
+	tot := &totals{}
 	for _, name := range s.Files {
 		data, err := readValuesFile(name, stdin)
 		if err != nil {
@@ -40,9 +81,15 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 		if name == "-" {
 			display = "<stdin>"
 		}
+		if err := tot.add(len(data), 0); err != nil {
+			return nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
+		}
 		v, p, err := ParseYAML(display, data)
 		if err != nil {
 			return nil, nil, err
+		}
+		if err := tot.add(0, len(p.Values)); err != nil {
+			return nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
 		}
 		if len(v) == 0 && isEmptyDocument(data) {
 			// Helm accepts this silently; it is almost always a failed
@@ -58,7 +105,7 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 	}{{s.SetJSON, SetJSON}, {s.Set, SetTyped}, {s.SetString, SetString}, {s.SetFile, SetFile}}
 	for _, step := range steps {
 		for _, expr := range step.exprs {
-			if err := ApplySet(merged, expr, step.kind, readSetFile, pos); err != nil {
+			if err := applySet(merged, expr, step.kind, readSetFile, pos, tot); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -78,54 +125,28 @@ func readSetFile(path string) ([]byte, error) {
 }
 
 func readValuesFile(name string, stdin io.Reader) ([]byte, error) {
-	var r io.Reader
-	if name == "-" {
-		if stdin == nil {
-			return nil, &Error{Loc: Location{File: "<stdin>"}, Msg: "standard input is not available here"}
-		}
-		r = stdin
-	} else {
-		info, err := os.Stat(name)
-		if err != nil {
-			return nil, &Error{Loc: Location{File: name}, Msg: DescribeOpenError(err)}
-		}
-		if info.IsDir() {
-			return nil, &Error{Loc: Location{File: name}, Msg: "is a directory; expected a YAML values file"}
-		}
-		if info.Mode().IsRegular() && info.Size() > MaxFileSize {
-			return nil, &Error{Loc: Location{File: name}, Msg: fmt.Sprintf("is %d MiB, larger than the %d MiB limit for a values file", info.Size()>>20, MaxFileSize>>20)}
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, &Error{Loc: Location{File: name}, Msg: DescribeOpenError(err)}
-		}
-		defer f.Close()
-		r = f
-	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
-	if err != nil {
-		return nil, &Error{Loc: Location{File: name}, Msg: "cannot read: " + err.Error()}
-	}
-	if len(data) > MaxFileSize {
-		return nil, &Error{Loc: Location{File: name}, Msg: fmt.Sprintf("larger than the %d MiB limit for a values file", MaxFileSize>>20)}
-	}
-	return data, nil
-}
-
-// DescribeOpenError says why a file could not be read, without repeating its
-// path (the caller names it).
-func DescribeOpenError(err error) string {
+	var data []byte
+	var err error
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
+	case name != "-":
+		data, err = safeio.ReadFile(name, MaxFileSize)
+	case stdin == nil:
+		return nil, &Error{Loc: Location{File: "<stdin>"}, Msg: "standard input is not available here"}
+	default:
+		data, err = safeio.ReadAll(stdin, "<stdin>", MaxFileSize)
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
+	var se *safeio.Error
+	if errors.As(err, &se) {
+		msg := se.Reason
+		switch {
+		case errors.Is(err, safeio.ErrTooLarge):
+			msg += " for a values file"
+		case errors.Is(err, safeio.ErrNotRegular):
+			msg += "; expected a YAML values file"
+		}
+		return nil, &Error{Loc: Location{File: se.Path}, Msg: msg}
 	}
-	return err.Error()
+	return data, err
 }
 
 // isEmptyDocument tells whether data holds no YAML document or only null.

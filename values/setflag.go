@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // SetKind says how the value part of a --set style flag is read.
@@ -39,12 +41,20 @@ type ReadFileFunc func(path string) ([]byte, error)
 // a backslash escapes the next character, and commas separate assignments.
 // Every value it sets is recorded in pos as coming from the flag.
 func ApplySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions) error {
+	return applySet(dst, expr, kind, readFile, pos, &totals{})
+}
+
+func applySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions, tot *totals) error {
 	p := &setParser{
 		in:       []rune(expr),
 		kind:     kind,
 		readFile: readFile,
 		pos:      pos,
-		loc:      Location{Flag: kind.FlagName() + " " + expr},
+		loc:      Location{Flag: kind.FlagName() + " " + redact.Label(expr)},
+		tot:      tot,
+	}
+	if err := tot.add(len(expr), 0); err != nil {
+		return &Error{Loc: p.loc, Msg: err.Error()}
 	}
 	for {
 		err := p.key(dst, "", 0)
@@ -64,12 +74,41 @@ type setParser struct {
 	readFile ReadFileFunc
 	pos      *Positions
 	loc      Location
+	tot      *totals // what all sources have created so far
+}
+
+// set stores v under k, counting a new key as a value created.
+func (p *setParser) set(data map[string]any, k string, v any) error {
+	if _, exists := data[k]; !exists {
+		if err := p.tot.add(0, 1); err != nil {
+			return err
+		}
+	}
+	data[k] = v
+	return nil
 }
 
 func (p *setParser) record(ptr string) {
 	if p.pos != nil {
 		p.pos.Values[ptr] = p.loc
 		p.pos.Keys[ptr] = p.loc
+	}
+}
+
+// recordValue records ptr and everything inside the value set there (a
+// --set-json map or list), so that an error about a value inside it names
+// the flag, not an earlier source of the same key.
+func (p *setParser) recordValue(ptr string, v any) {
+	p.record(ptr)
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p.recordValue(childPointer(ptr, k), e)
+		}
+	case []any:
+		for i, e := range x {
+			p.recordValue(indexPointer(ptr, i), e)
+		}
 	}
 }
 
@@ -102,7 +141,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		if k == "" {
 			return io.EOF
 		}
-		return fmt.Errorf("key %q has no value", k)
+		return fmt.Errorf("key %s has no value", redact.Quote(k))
 	}
 	child := childPointer(ptr, k)
 	switch last {
@@ -117,13 +156,15 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		case []any:
 			list = existing
 		default:
-			return fmt.Errorf("%s is %s, not a list", strings.TrimPrefix(child, "/"), kindOf(existing))
+			return fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(child, "/")), kindOf(existing))
 		}
 		list, err = p.listItem(list, i, child, depth)
 		if err != nil {
 			return err
 		}
-		data[k] = list
+		if err := p.set(data, k, list); err != nil {
+			return err
+		}
 		p.record(child)
 		return nil
 	case '=':
@@ -132,12 +173,14 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 			return err
 		}
 		if k != "" {
-			data[k] = v
-			p.record(child)
+			if err := p.set(data, k, v); err != nil {
+				return err
+			}
+			p.recordValue(child, v)
 		}
 		return err
 	case ',':
-		return fmt.Errorf("key %q has no value (cannot end with ,)", k)
+		return fmt.Errorf("key %s has no value (cannot end with ,)", redact.Quote(k))
 	default: // '.'
 		if depth+1 > MaxNestedNames {
 			return fmt.Errorf("keys are nested more than %d levels deep", MaxNestedNames)
@@ -148,14 +191,16 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		case map[string]any:
 			inner = existing
 		default:
-			return fmt.Errorf("%s is %s, cannot set a key inside it", strings.TrimPrefix(child, "/"), kindOf(existing))
+			return fmt.Errorf("%s is %s, cannot set a key inside it", redact.Excerpt(strings.TrimPrefix(child, "/")), kindOf(existing))
 		}
 		err := p.key(inner, child, depth+1)
 		if (err == nil || err == io.EOF) && len(inner) == 0 {
-			return fmt.Errorf("key map %q has no value", k)
+			return fmt.Errorf("key map %s has no value", redact.Quote(k))
 		}
 		if len(inner) != 0 {
-			data[k] = inner
+			if err := p.set(data, k, inner); err != nil {
+				return err
+			}
 			p.record(child)
 		}
 		return err
@@ -169,7 +214,7 @@ func (p *setParser) index() (int, error) {
 	}
 	i, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("list index %q is not a number", s)
+		return 0, fmt.Errorf("list index %s is not a number", redact.Quote(s))
 	}
 	if i < 0 {
 		return 0, fmt.Errorf("negative list index %d is not allowed", i)
@@ -180,12 +225,17 @@ func (p *setParser) index() (int, error) {
 	return i, nil
 }
 
-func setIndex(list []any, i int, v any) []any {
-	for len(list) <= i {
-		list = append(list, nil)
+// setIndex stores v at index i, growing the list with nulls; every slot
+// it adds counts as a value created.
+func (p *setParser) setIndex(list []any, i int, v any) ([]any, error) {
+	if grow := i + 1 - len(list); grow > 0 {
+		if err := p.tot.add(0, grow); err != nil {
+			return list, err
+		}
+		list = append(list, make([]any, grow)...)
 	}
 	list[i] = v
-	return list
+	return list, nil
 }
 
 func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, error) {
@@ -193,9 +243,9 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 	item := indexPointer(ptr, i)
 	switch {
 	case rest != "":
-		return list, fmt.Errorf("unexpected %q after list index [%d]", rest, i)
+		return list, fmt.Errorf("unexpected %s after list index [%d]", redact.Quote(rest), i)
 	case err != nil:
-		return list, fmt.Errorf("%s has no value", strings.TrimPrefix(item, "/"))
+		return list, fmt.Errorf("%s has no value", redact.Excerpt(strings.TrimPrefix(item, "/")))
 	}
 	switch last {
 	case '=':
@@ -203,8 +253,8 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 		if err != nil && err != io.EOF {
 			return list, err
 		}
-		p.record(item)
-		return setIndex(list, i, v), nil
+		p.recordValue(item, v)
+		return p.setIndex(list, i, v)
 	case '[':
 		j, err := p.index()
 		if err != nil {
@@ -214,7 +264,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 		if i < len(list) && list[i] != nil {
 			l, ok := list[i].([]any)
 			if !ok {
-				return list, fmt.Errorf("%s is %s, not a list", strings.TrimPrefix(item, "/"), kindOf(list[i]))
+				return list, fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(item, "/")), kindOf(list[i]))
 			}
 			inner = l
 		}
@@ -223,7 +273,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 			return list, err
 		}
 		p.record(item)
-		return setIndex(list, i, inner), nil
+		return p.setIndex(list, i, inner)
 	default: // '.'
 		inner, _ := func() (map[string]any, bool) {
 			if i < len(list) {
@@ -239,7 +289,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 			return list, err
 		}
 		p.record(item)
-		return setIndex(list, i, inner), nil
+		return p.setIndex(list, i, inner)
 	}
 }
 
@@ -290,6 +340,9 @@ func (p *setParser) typed(s string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := p.tot.add(len(data), 1); err != nil {
+			return nil, err
+		}
 		return string(data), nil
 	}
 	return TypedScalar(s), nil
@@ -336,13 +389,16 @@ func (p *setParser) jsonValue() (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("invalid JSON value: %v", err)
 	}
+	if err := p.tot.add(0, countValues(v)); err != nil {
+		return nil, err
+	}
 	p.at += len([]rune(rest[:dec.InputOffset()]))
 	for p.at < len(p.in) && unicode.IsSpace(p.in[p.at]) {
 		p.at++
 	}
 	if p.at < len(p.in) {
 		if p.in[p.at] != ',' {
-			return nil, fmt.Errorf("unexpected %q after JSON value", string(p.in[p.at:]))
+			return nil, fmt.Errorf("unexpected %s after JSON value", redact.Quote(string(p.in[p.at:])))
 		}
 		p.at++
 	}
@@ -359,7 +415,7 @@ func FromJSON(v any) (any, error) {
 		}
 		f, err := x.Float64()
 		if err != nil {
-			return nil, fmt.Errorf("number %s is out of range", x)
+			return nil, fmt.Errorf("number %s is out of range", redact.Excerpt(x.String()))
 		}
 		return f, nil
 	case map[string]any:

@@ -13,6 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/llmrender/llmrender/internal/lazy"
+	"github.com/llmrender/llmrender/internal/redact"
 )
 
 // Limits bound what one values file may expand to, so that an alias bomb or a
@@ -152,7 +153,7 @@ func describe(n *yaml.Node) string {
 	case yaml.MappingNode:
 		return "a map"
 	default:
-		return fmt.Sprintf("the scalar %q", n.Value)
+		return "the scalar " + redact.Quote(n.Value)
 	}
 }
 
@@ -169,7 +170,7 @@ func (c *converter) convert(n *yaml.Node, ptr string, depth int) (any, error) {
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			return nil, c.errorf(n, "unknown alias *%s", n.Value)
+			return nil, c.errorf(n, "unknown alias *%s", redact.Excerpt(n.Value))
 		}
 		return c.convert(n.Alias, ptr, depth+1)
 	}
@@ -207,7 +208,7 @@ func (c *converter) mapping(n *yaml.Node, ptr string, depth int) (any, error) {
 			return nil, err
 		}
 		if first, dup := where[key]; dup {
-			return nil, c.errorf(k, "duplicate key %q (first defined at line %d); YAML keeps only one of them", key, first.Line)
+			return nil, c.errorf(k, "duplicate key %s (first defined at line %d); YAML keeps only one of them", redact.Quote(key), first.Line)
 		}
 		where[key] = k
 		child := childPointer(ptr, key)
@@ -300,11 +301,11 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 		return nil, nil
 	case "!!bool", "!!int", "!!float":
 	default:
-		return nil, c.errorf(n, "YAML tag %s is not supported in values; remove the tag or quote the value", n.Tag)
+		return nil, c.errorf(n, "YAML tag %s is not supported in values; remove the tag or quote the value", redact.Excerpt(n.Tag))
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {
-		return nil, c.errorf(n, "cannot read %q: %v", n.Value, err)
+		return nil, c.errorf(n, "cannot read %s: %v", redact.Quote(n.Value), err)
 	}
 	switch x := v.(type) {
 	case bool:
@@ -314,15 +315,15 @@ func (c *converter) scalar(n *yaml.Node) (any, error) {
 	case int64:
 		return x, nil
 	case uint64:
-		return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", n.Value)
+		return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", redact.Excerpt(n.Value))
 	case float64:
 		if digitsRE().MatchString(n.Value) {
-			return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", n.Value)
+			return nil, c.errorf(n, "integer %s does not fit in 64 bits; quote it if it is meant as text", redact.Excerpt(n.Value))
 		}
 		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return nil, c.errorf(n, "%s is not a finite number", n.Value)
+			return nil, c.errorf(n, "%s is not a finite number", redact.Excerpt(n.Value))
 		}
 		return x, nil
 	}
-	return nil, c.errorf(n, "unsupported value %q", n.Value)
+	return nil, c.errorf(n, "unsupported value %s", redact.Quote(n.Value))
 }

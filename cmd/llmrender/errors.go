@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 )
@@ -52,9 +53,9 @@ func errorList[T any](header string, items []T) string {
 // reportFindings prints warnings and waivers; they never change the output.
 func reportFindings(w io.Writer, warnings, waived []rules.Finding) {
 	for _, f := range warnings {
-		fmt.Fprintln(w, f.String())
+		fmt.Fprintln(w, redact.Credentials(f.String()))
 	}
 	for _, f := range waived {
-		fmt.Fprintf(w, "waived %s\n", strings.TrimPrefix(f.String(), string(f.Severity)+" "))
+		fmt.Fprintf(w, "waived %s\n", redact.Credentials(strings.TrimPrefix(f.String(), string(f.Severity)+" ")))
 	}
 }

@@ -1,16 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/renderer"
-	"github.com/llmrender/llmrender/values"
 )
 
 // maxManifestBytes bounds what lint and diff read in total.
@@ -18,74 +18,80 @@ const maxManifestBytes = 64 << 20
 
 // readManifests reads manifest files: each path is a file, a directory
 // (every *.yaml and *.yml below it, in name order, hidden files skipped) or
-// "-" for standard input.
+// "-" for standard input. Every file goes through the bounded reader; inside
+// a directory, symbolic links must stay inside it.
 func readManifests(env *environment, paths []string) ([]*renderer.Object, error) {
+	files, err := readManifestFiles(env, paths)
+	if err != nil {
+		return nil, err
+	}
+	return renderer.ReadManifests(files)
+}
+
+// readManifestFiles reads what readManifests parses.
+func readManifestFiles(env *environment, paths []string) ([]renderer.Rendered, error) {
 	var files []renderer.Rendered
-	total := 0
-	add := func(name string, data []byte) error {
-		if total += len(data); total > maxManifestBytes {
-			return fmt.Errorf("%s: more than %d MiB of manifests in total", name, maxManifestBytes>>20)
+	left := int64(maxManifestBytes)
+	add := func(name string, data []byte, err error) error {
+		var se *safeio.Error
+		switch {
+		case errors.Is(err, safeio.ErrTooLarge):
+			return fmt.Errorf("%s: more than %s of manifests in total", name, safeio.Size(maxManifestBytes))
+		case errors.As(err, &se):
+			return fmt.Errorf("%s: %s", name, se.Reason)
+		case err != nil:
+			return fmt.Errorf("%s: %v", name, err)
 		}
+		left -= int64(len(data))
 		files = append(files, renderer.Rendered{Name: name, Text: string(data)})
 		return nil
 	}
 	for _, p := range paths {
 		if p == "-" {
-			data, err := io.ReadAll(io.LimitReader(env.stdin, maxManifestBytes+1))
-			if err != nil {
-				return nil, fmt.Errorf("<stdin>: %v", err)
-			}
-			if err := add("<stdin>", data); err != nil {
+			data, err := safeio.ReadAll(env.stdin, "<stdin>", left)
+			if err := add("<stdin>", data, err); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		info, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", p, values.DescribeOpenError(err))
-		}
-		if !info.IsDir() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", p, values.DescribeOpenError(err))
-			}
-			if err := add(p, data); err != nil {
+		if err != nil || !info.IsDir() {
+			data, err := safeio.ReadFile(p, left)
+			if err := add(p, data, err); err != nil {
 				return nil, err
 			}
 			continue
 		}
+		fsys := safeio.Dir(p)
 		var names []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if strings.HasPrefix(d.Name(), ".") && path != p {
+			if strings.HasPrefix(d.Name(), ".") && name != "." {
 				if d.IsDir() {
 					return fs.SkipDir
 				}
 				return nil
 			}
-			if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
-				names = append(names, path)
+			if !d.IsDir() && (strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
+				names = append(names, name)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", p, values.DescribeOpenError(err))
+			return nil, fmt.Errorf("%s: %v", p, safeio.Describe(err))
 		}
 		sort.Strings(names)
 		if len(names) == 0 {
 			return nil, fmt.Errorf("%s: no *.yaml or *.yml files", p)
 		}
 		for _, n := range names {
-			data, err := os.ReadFile(n)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", n, values.DescribeOpenError(err))
-			}
-			if err := add(n, data); err != nil {
+			data, err := safeio.ReadFileFS(fsys, n, left)
+			if err := add(filepath.Join(p, filepath.FromSlash(n)), data, err); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return renderer.ReadManifests(files)
+	return files, nil
 }

@@ -3,8 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 )
@@ -30,11 +30,11 @@ func runLint(env *environment, args []string) error {
 	if len(paths) == 0 {
 		paths = []string{"-"}
 	}
-	objs, err := readManifests(env, paths)
+	files, err := readManifestFiles(env, paths)
 	if err != nil {
 		return err
 	}
-	kept, waived, err := pipeline.Lint(objs)
+	kept, waived, objects, err := pipeline.LintFiles(files)
 	if err != nil {
 		return err
 	}
@@ -44,13 +44,8 @@ func runLint(env *environment, args []string) error {
 			return err
 		}
 	} else {
-		for _, f := range kept {
-			fmt.Fprintln(env.stdout, f.String())
-		}
-		for _, f := range waived {
-			fmt.Fprintf(env.stdout, "waived %s\n", strings.TrimPrefix(f.String(), string(f.Severity)+" "))
-		}
-		fmt.Fprintf(env.stderr, "%d object(s): %d error(s), %d warning(s), %d waived\n", len(objs), errs, len(kept)-errs, len(waived))
+		reportFindings(env.stdout, kept, waived)
+		fmt.Fprintf(env.stderr, "%d object(s): %d error(s), %d warning(s), %d waived\n", objects, errs, len(kept)-errs, len(waived))
 	}
 	if errs > 0 {
 		return lintFailed{errs}
@@ -70,11 +65,14 @@ type findingJSON struct {
 
 func writeFindingsJSON(env *environment, kept, waived []rules.Finding) error {
 	out := []findingJSON{}
+	add := func(f rules.Finding, waived bool) {
+		out = append(out, findingJSON{f.Rule, string(f.Severity), redact.Credentials(f.Where), redact.Credentials(f.Field), redact.Credentials(f.Message), waived})
+	}
 	for _, f := range kept {
-		out = append(out, findingJSON{f.Rule, string(f.Severity), f.Where, f.Field, f.Message, false})
+		add(f, false)
 	}
 	for _, f := range waived {
-		out = append(out, findingJSON{f.Rule, string(f.Severity), f.Where, f.Field, f.Message, true})
+		add(f, true)
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/rules"
 )
 
@@ -26,7 +27,16 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+// usagef makes a usage error; the command line's words in it are shown as
+// excerpts, redacted.
+func usagef(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = redact.Excerpt(s)
+		}
+	}
+	return &usageError{fmt.Sprintf(format, args...)}
+}
 
 type command struct {
 	name    string
@@ -77,7 +87,7 @@ func run(env *environment, args []string) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(env.stderr, "llmrender: unknown command %q\n\n", name)
+		fmt.Fprintf(env.stderr, "llmrender: unknown command %s\n\n", redact.Quote(name))
 		printOverview(env.stderr)
 		return exitUsage
 	}
@@ -91,10 +101,12 @@ func run(env *environment, args []string) int {
 	case errors.As(err, &lintFailed{}), errors.Is(err, errDrift):
 		return exitInvalid // the findings or the diff are the message
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.stderr, "llmrender %s: %s\nRun 'llmrender help %s' for usage.\n", cmd.name, ue.msg, cmd.name)
+		fmt.Fprintf(env.stderr, "llmrender %s: %s\nRun 'llmrender help %s' for usage.\n", cmd.name, redact.Credentials(ue.msg), cmd.name)
 		return exitUsage
 	default:
-		fmt.Fprintln(env.stderr, formatError(err))
+		// Messages quote user data as short excerpts; whatever still looks
+		// like a credential is hidden here, the last step before stderr.
+		fmt.Fprintln(env.stderr, redact.Credentials(formatError(err)))
 		return exitInvalid
 	}
 }

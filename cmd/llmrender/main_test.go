@@ -100,6 +100,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"render", "-f", "does-not-exist.yaml"}, 1, "does-not-exist.yaml: no such file"},
 		{[]string{"render", "--set", "accelerator.devices=x"}, 1, "--set accelerator.devices=x: /accelerator/devices: expected integer, but got string"},
 		{[]string{"render", "--set", "bogus"}, 1, `--set bogus: key "bogus" has no value`},
+		{[]string{"render", "--set-json", `workload={"nodes":"x"}`}, 1, `--set-json workload={"nodes":"x"}: /workload/nodes: expected integer, but got string`},
+		{[]string{"render", "-n", "Bad NS!"}, 2, `--namespace: namespace "Bad NS!" must be lower-case letters, digits and '-'`},
+		{[]string{"render", "-n", strings.Repeat("a", 64)}, 2, "is 64 characters; Kubernetes allows at most 63"},
+		{[]string{"validate", "-n", "hf_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3"}, 2, `--namespace: namespace "[redacted: a Hugging Face token]" must be`},
 		{[]string{"render", "--chart", "/nonexistent"}, 1, "chart /nonexistent: no such file or directory"},
 		{[]string{"validate"}, 0, "ok"},
 		{[]string{"schema"}, 0, `"$schema": "http://json-schema.org/draft-07/schema#"`},
@@ -237,11 +241,11 @@ func TestBadInputsGenerated(t *testing.T) {
 		{"invalid UTF-8", write("latin1.yaml", []byte("model:\n  name: caf\xe9\n")), "latin1.yaml: not valid UTF-8 text"},
 		{"NUL in text", write("nul.yaml", []byte("model:\n  name: a\x00b\n")), "nul.yaml: contains a NUL byte"},
 		{"10 MB of values", write("big.yaml", big), "big.yaml: is 10 MiB, larger than the 4 MiB limit"},
-		{"a directory", dir, dir + ": is a directory; expected a YAML values file"},
+		{"a directory", dir, dir + ": is a directory, not a file; expected a YAML values file"},
 		{"missing file", filepath.Join(dir, "nope.yaml"), "nope.yaml: no such file"},
 		// Readable by nobody, root included: reading /proc/self/mem at
 		// offset 0 fails.
-		{"unreadable file", "/proc/self/mem", "/proc/self/mem: cannot read: read /proc/self/mem: input/output error"},
+		{"unreadable file", "/proc/self/mem", "/proc/self/mem: cannot read: input/output error"},
 	}
 	for _, c := range cases {
 		r := runCLI(t, "", "render", "-f", c.path)

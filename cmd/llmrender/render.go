@@ -77,6 +77,9 @@ func (v *valueFlags) check() error {
 	if err := renderer.CheckReleaseName(v.options.ReleaseName); err != nil {
 		return usagef("--name: %v", err)
 	}
+	if err := renderer.CheckNamespace(v.options.Namespace); err != nil {
+		return usagef("--namespace: %v", err)
+	}
 	return nil
 }
 

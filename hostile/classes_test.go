@@ -1,0 +1,163 @@
+package hostile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Network through --post-render: only files inside DIR load.
+func TestPostRenderLoadsNothingRemote(t *testing.T) {
+	w := newWatch(t)
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"git resource", map[string]string{"kustomization.yaml": "resources:\n- github.com/org/repo//x?ref=main\n"}, `resources[0] "github.com/org/repo//x?ref=main" is a remote git repository`},
+		{"scp component", map[string]string{"kustomization.yaml": "components:\n- git@github.com:org/repo.git\n"}, `components[0] "git@github.com:org/repo.git" is a remote git repository`},
+		{"https patch", map[string]string{"kustomization.yaml": "patches:\n- path: https://example.com/p.yaml\n"}, `patches[0].path "https://example.com/p.yaml" is a URL`},
+		{"generator file from a URL", map[string]string{"kustomization.yaml": "configMapGenerator:\n- name: c\n  files:\n  - k=https://example.com/a.txt\n"}, `configMapGenerator[0].files[0] "https://example.com/a.txt" is a URL`},
+		{"nested base", map[string]string{"kustomization.yaml": "resources:\n- base\n", "base/kustomization.yaml": "resources:\n- https://github.com/org/repo//deploy?ref=v1\n"}, `base/kustomization.yaml: resources[0] "https://github.com/org/repo//deploy?ref=v1" is a remote git repository`},
+		{"helm chart", map[string]string{"kustomization.yaml": "helmCharts:\n- name: x\n  repo: https://charts.example.com\n"}, "helm charts are not supported by --post-render (plugins and helm are off)"},
+		{"openapi from a URL", map[string]string{"kustomization.yaml": "openapi:\n  path: https://example.com/schema.json\n"}, `openapi.path "https://example.com/schema.json" is a URL`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := write(t, t.TempDir(), c.files)
+			run{args: []string{"render", "-f", example("s1-gke-h100-llama3-finetune-single.yaml"), "--post-render", dir}, watch: w}.do(t).expect(t, 1, c.want)
+		})
+	}
+}
+
+// Unbounded template work: each runaway stops on the budget, naming the
+// template and the limit.
+func TestRunawayTemplatesStop(t *testing.T) {
+	cases := []struct {
+		name, tpl, values, want string
+	}{
+		{"nested range until", `{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`, "", "h/templates/x.yaml:1:33: the render takes more than 1000000 template steps"},
+		{"include fanning out", `{{ define "f" }}{{ if lt . 40 }}{{ include "f" (add1 .) }}{{ include "f" (add1 .) }}{{ end }}{{ end }}{{ include "f" 0 }}`, "", "template steps"},
+		{"tpl rendering itself", `{{ tpl .Values.x . }}`, "x: '{{ tpl .Values.x . }}'\n", "tpl is nested more than 50 levels deep"},
+		{"repeat", `{{ repeat 1000000000000 "abc" }}`, "", "repeat would take the bytes produced by functions past the render's limit of 256 MiB"},
+		{"until", `{{ len (until 100000000000) }}`, "", "until would take the bytes"},
+		{"untilStep overflowing", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  n: \"{{ len (untilStep 9223372036854775800 9223372036854775807 10) }}\"\n", "", ""},
+		{"string doubling", `{{ $s := "ab" }}{{ range until 64 }}{{ $s = cat $s $s }}{{ end }}`, "", "cat would take the bytes"},
+		{"dict doubling", `{{ $d := dict }}{{ range until 64 }}{{ $d = dict "a" $d "b" $d }}{{ end }}{{ toJson $d }}`, "", "toJson would take the bytes"},
+		{"map containing itself", `{{ $d := dict }}{{ $_ := set $d "self" $d }}{{ $d }}`, "", "the value nests more than 1000 levels deep"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{"templates/x.yaml": c.tpl}
+			if c.values != "" {
+				files["values.yaml"] = c.values
+			}
+			res := run{args: []string{"render", "--chart", chart(t, files)}, timeout: 15 * time.Second}.do(t)
+			if c.want == "" {
+				res.expect(t, 0)
+				return
+			}
+			res.expect(t, 1, c.want)
+		})
+	}
+}
+
+// Unbounded memory from flags: all sources together are bounded.
+func TestFlagsTogetherAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	var many []string
+	for i := range 10000 {
+		many = append(many, "--set", fmt.Sprintf("l%d[65536]=1", i))
+	}
+	big := write(t, dir, map[string]string{"big.txt": strings.Repeat("x", 4<<20-16)})
+	var files []string
+	for i := range 6 {
+		name := fmt.Sprintf("v%d.yaml", i)
+		write(t, dir, map[string]string{name: fmt.Sprintf("k%d: %q\n", i, strings.Repeat("y", 3<<20))})
+		files = append(files, "-f", filepath.Join(dir, name))
+	}
+	list300k := filepath.Join(write(t, dir, map[string]string{"list.yaml": "l:\n" + strings.Repeat("- 0\n", 300000)}), "list.yaml")
+	mixed := []string{"validate", "-f", list300k}
+	for i := range 12 {
+		mixed = append(mixed, "--set", fmt.Sprintf("m%d[65536]=1", i))
+	}
+	setFiles := []string{"validate"}
+	for i := range 20 {
+		setFiles = append(setFiles, "--set-file", fmt.Sprintf("k%d=%s", i, filepath.Join(big, "big.txt")))
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"ten thousand list indexes", append([]string{"validate"}, many...), "--set l15[65536]=1: values files and flags together would hold more than 1000000 values"},
+		{"twenty --set-file of 4 MiB", setFiles, "values files and flags together are larger than 16 MiB"},
+		{"six values files of 3 MiB", append([]string{"validate"}, files...), "v5.yaml: values files and flags together are larger than 16 MiB"},
+		{"a file of 300,000 values and twelve list indexes", mixed, "--set m10[65536]=1: values files and flags together would hold more than 1000000 values"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run{args: c.args}.do(t).expect(t, 1, c.want)
+		})
+	}
+}
+
+// Reads before size checks: every file goes through the bounded reader.
+func TestFilesThatAreNotWhatTheySeem(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "values.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sparse := filepath.Join(dir, "sparse.yaml")
+	f, err := os.Create(sparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(20 << 30)
+	f.Close()
+	golden := write(t, t.TempDir(), map[string]string{"000-a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n"})
+	os.Symlink("/dev/zero", filepath.Join(golden, "001-zero.yaml"))
+	ignoreLink := chart(t, map[string]string{"templates/x.yaml": "{}"})
+	os.Symlink("/dev/zero", filepath.Join(ignoreLink, ".helmignore"))
+	ignoreHuge := chart(t, map[string]string{"templates/x.yaml": "{}", ".helmignore": strings.Repeat("*.bak\n", 20000)})
+	overlay := write(t, t.TempDir(), map[string]string{"kustomization.yaml": "{}\n"})
+	blob, _ := os.Create(filepath.Join(overlay, "blob.bin"))
+	blob.Truncate(70 << 20)
+	blob.Close()
+	overlayLink := write(t, t.TempDir(), map[string]string{"kustomization.yaml": "patches:\n- path: p.yaml\n"})
+	os.Symlink("/etc/passwd", filepath.Join(overlayLink, "p.yaml"))
+	cases := []struct {
+		name string
+		r    run
+		want string
+	}{
+		{"lint /dev/zero", run{args: []string{"lint", "/dev/zero"}}, "/dev/zero: is a device, not a regular file"},
+		{"lint a 20 GB sparse file", run{args: []string{"lint", sparse}}, "sparse.yaml: more than 64 MiB of manifests in total"},
+		{"lint /dev/zero on stdin", run{args: []string{"lint"}, stdinF: "/dev/zero"}, "<stdin>: more than 64 MiB of manifests in total"},
+		{"diff against a tree with a link to /dev/zero", run{args: []string{"diff", "--against", golden}}, "001-zero.yaml: is a symbolic link that leads outside"},
+		{"values from a FIFO", run{args: []string{"render", "-f", fifo}}, "values.yaml: is a named pipe (FIFO), not a regular file"},
+		{"--set-file from a FIFO", run{args: []string{"render", "--set-file", "workload.prompt=" + fifo}}, "is a named pipe (FIFO), not a regular file"},
+		{".helmignore linked to /dev/zero", run{args: []string{"render", "--chart", ignoreLink}}, ".helmignore: is a symbolic link that leads outside"},
+		{"a huge .helmignore", run{args: []string{"render", "--chart", ignoreHuge}}, ".helmignore: is 117 KiB, larger than the 64 KiB limit"},
+		{"a 70 MB file in a post-render overlay", run{args: []string{"render", "--post-render", overlay}}, "holds more than 64 MiB; is this the overlay directory?"},
+		{"a post-render patch linked to a host file", run{args: []string{"render", "--post-render", overlayLink}}, "p.yaml: is a symbolic link that leads outside"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.r.timeout = 10 * time.Second
+			c.r.do(t).expect(t, 1, c.want)
+		})
+	}
+}
+
+// The function's own reads go through its package (plugin), which does
+// not use the bounded reader yet.
+func TestFunctionConfigIsBounded(t *testing.T) {
+	t.Skip("fn --config reads through plugin.ReadConfigFile, which does not use internal/safeio yet")
+	run{args: []string{"fn", "--config", "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "/dev/zero: is a device")
+}
