@@ -33,14 +33,23 @@ MPI_OPERATOR_VERSION      := v0.8.0
 TRAINING_OPERATOR_VERSION := v1.9.2
 VOLCANO_VERSION           := v1.10.0
 KUBERAY_VERSION           := v1.6.0
+JOBSET_VERSION            := v0.12.0
+LWS_VERSION               := v0.9.0
+KUEUE_VERSION             := v0.19.2
+TRAINER_VERSION           := v2.3.0
 KWOK                := $(TOOLS)/kwok-$(KWOK_VERSION)/kwok
 MPI_OPERATOR        := $(TOOLS)/mpi-operator-$(MPI_OPERATOR_VERSION)/mpi-operator
 TRAINING_OPERATOR   := $(TOOLS)/training-operator-$(TRAINING_OPERATOR_VERSION)/training-operator
 VOLCANO_SCHEDULER          := $(TOOLS)/volcano-$(VOLCANO_VERSION)/vc-scheduler
 VOLCANO_CONTROLLER_MANAGER := $(TOOLS)/volcano-$(VOLCANO_VERSION)/vc-controller-manager
 KUBERAY             := $(TOOLS)/kuberay-$(KUBERAY_VERSION)/kuberay-operator
+JOBSET              := $(TOOLS)/jobset-$(JOBSET_VERSION)/jobset-controller
+LWS                 := $(TOOLS)/lws-$(LWS_VERSION)/lws-controller
+KUEUE               := $(TOOLS)/kueue-$(KUEUE_VERSION)/kueue
+TRAINER             := $(TOOLS)/trainer-$(TRAINER_VERSION)/trainer-controller-manager
 SIM_TOOLS := $(K8S_BINS) $(KWOK) $(MPI_OPERATOR) $(TRAINING_OPERATOR) \
-	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY)
+	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY) \
+	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER)
 BUILD_OPERATOR := GO=$(GO) hack/build-operator.sh
 BIN       := $(CURDIR)/bin/llmrender
 
@@ -80,7 +89,9 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT
 	LLMRENDER_KWOK=$(KWOK) LLMRENDER_MPI_OPERATOR=$(MPI_OPERATOR) \
 	LLMRENDER_TRAINING_OPERATOR=$(TRAINING_OPERATOR) LLMRENDER_KUBERAY=$(KUBERAY) \
 	LLMRENDER_VOLCANO_SCHEDULER=$(VOLCANO_SCHEDULER) \
-	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER)
+	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER) \
+	LLMRENDER_JOBSET=$(JOBSET) LLMRENDER_LWS=$(LWS) LLMRENDER_KUEUE=$(KUEUE) \
+	LLMRENDER_TRAINER=$(TRAINER)
 e2e: $(HELM) $(KUSTOMIZE) $(KPT) sim-tools
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
 	cd e2e/cluster && $(E2E_ENV) $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m ./...
@@ -150,6 +161,23 @@ $(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) &:
 $(KUBERAY):
 	$(BUILD_OPERATOR) github.com/ray-project/kuberay/ray-operator $(KUBERAY_VERSION) \
 		$(TOOLS)/src/kuberay-$(KUBERAY_VERSION) $(dir $@) kuberay-operator=.
+
+$(JOBSET):
+	$(BUILD_OPERATOR) sigs.k8s.io/jobset $(JOBSET_VERSION) \
+		$(TOOLS)/src/jobset-$(JOBSET_VERSION) $(dir $@) jobset-controller=.
+
+$(LWS):
+	$(BUILD_OPERATOR) sigs.k8s.io/lws $(LWS_VERSION) \
+		$(TOOLS)/src/lws-$(LWS_VERSION) $(dir $@) lws-controller=./cmd
+
+$(KUEUE):
+	$(BUILD_OPERATOR) sigs.k8s.io/kueue $(KUEUE_VERSION) \
+		$(TOOLS)/src/kueue-$(KUEUE_VERSION) $(dir $@) kueue=./cmd/kueue
+
+$(TRAINER):
+	$(BUILD_OPERATOR) github.com/kubeflow/trainer/v2 $(TRAINER_VERSION) \
+		$(TOOLS)/src/trainer-$(TRAINER_VERSION) $(dir $@) \
+		trainer-controller-manager=./cmd/trainer-controller-manager
 
 clean:
 	rm -rf bin

@@ -80,18 +80,39 @@ func init() {
 func scaffold(manager.Manager) error {'
 }
 
+# Kueue reads every listener from its configuration file (webhook host and
+# port, metrics and health addresses, pprof; "0" disables), but with its own
+# certificate management off it always builds a watcher for metrics
+# certificates at the hard-coded /etc/kueue/metrics/certs, and fails to start
+# when they are not there. With metrics disabled there is nothing to serve
+# them for: the watcher is built only when metrics are served.
+patch_kueue() {
+	replace cmd/kueue/main.go \
+		'if cfg.InternalCertManagement == nil || !*cfg.InternalCertManagement.Enable {
+		metricsCertPath' \
+		'if (cfg.InternalCertManagement == nil || !*cfg.InternalCertManagement.Enable) && cfg.Metrics.BindAddress != "0" { // patched: no metrics, no metrics certificates
+		metricsCertPath'
+}
+
 # Volcano's scheduler and controller-manager open no port unless asked
 # (--enable-metrics, --enable-healthz, with address flags). KubeRay's metrics
 # and probe addresses are flags (--metrics-addr, --health-probe-bind-address;
-# 0 disables) and its webhook needs ENABLE_WEBHOOKS=true. Neither needs a patch.
+# 0 disables) and its webhook needs ENABLE_WEBHOOKS=true. JobSet, LWS and
+# Kubeflow Trainer read the webhook server's host, port and certificates and
+# the metrics and health addresses from their configuration files (Trainer's
+# certificates from $TMPDIR/k8s-webhook-server/serving-certs), and Trainer's
+# status server only runs behind its TrainJobStatus feature gate. None of
+# these needs a patch.
 # kpt is a command-line client that serves nothing; it is built from a copy
 # only because the checksum database does not know this version (the caller
 # sets GONOSUMDB for its module path).
 case $module@$version in
 github.com/kubeflow/mpi-operator@v0.8.0) patch=patch_mpi_operator ;;
 github.com/kubeflow/training-operator@v1.9.2) patch=patch_training_operator ;;
+sigs.k8s.io/kueue@v0.19.2) patch=patch_kueue ;;
 volcano.sh/volcano@v1.10.0 | github.com/ray-project/kuberay/ray-operator@v1.6.0) patch=: ;;
 github.com/GoogleContainerTools/kpt@v1.0.0-beta.54) patch=: ;;
+sigs.k8s.io/jobset@v0.12.0 | sigs.k8s.io/lws@v0.9.0 | github.com/kubeflow/trainer/v2@v2.3.0) patch=: ;;
 *) fail "$module@$version: no patch set is known for this version; review the listeners and add one (or : for none)" ;;
 esac
 

@@ -49,7 +49,11 @@ func (c *Cluster) start(t Tools) error {
 	if err != nil {
 		return err
 	}
-	if err := c.InstallCRDs(ctx, crds); err != nil {
+	ops, err := c.newOperators()
+	if err != nil {
+		return err
+	}
+	if err := c.InstallCRDs(ctx, ops.crds(crds)); err != nil {
 		return err
 	}
 	k := c.Kubeconfig
@@ -122,6 +126,10 @@ func (c *Cluster) start(t Tools) error {
 	c.Runtime = newRuntime(c.ControlPlane)
 	go c.Runtime.run(ctx)
 	go runProvisioner(ctx, c.Client)
+	// JobSet, LWS, Kueue and Trainer, with their webhooks (operators.go).
+	if err := ops.start(ctx, c, t); err != nil {
+		return err
+	}
 	return c.waitComponents(ctx, 90*time.Second)
 }
 

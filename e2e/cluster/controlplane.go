@@ -32,6 +32,7 @@ type Tools struct {
 	Kwok                                          string
 	KubeRay, TrainingOperator, MPIOperator        string
 	VolcanoScheduler                              string
+	JobSet, LWS, Kueue, Trainer                   string
 }
 
 // ToolsFromEnv reads the binaries' paths from the environment the Makefile
@@ -50,6 +51,10 @@ func ToolsFromEnv() (Tools, error) {
 		"LLMRENDER_TRAINING_OPERATOR":       &t.TrainingOperator,
 		"LLMRENDER_MPI_OPERATOR":            &t.MPIOperator,
 		"LLMRENDER_VOLCANO_SCHEDULER":       &t.VolcanoScheduler,
+		"LLMRENDER_JOBSET":                  &t.JobSet,
+		"LLMRENDER_LWS":                     &t.LWS,
+		"LLMRENDER_KUEUE":                   &t.Kueue,
+		"LLMRENDER_TRAINER":                 &t.Trainer,
 	} {
 		p := os.Getenv(env)
 		if p == "" {

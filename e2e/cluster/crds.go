@@ -15,24 +15,76 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// OperatorCRDs are the CRDs of every operator the chart targets or will,
-// read from the operators' own Go modules at pinned versions. The
-// training-operator and the MPI Operator both define mpijobs.kubeflow.org;
-// the chart writes MPIJob v2beta1, which is the MPI Operator's.
-var OperatorCRDs = []struct {
+// CRDSource is where one operator's CRDs are, in its Go module.
+type CRDSource struct {
 	Module, Version string
 	Glob            string
 	Skip            string // a file name left out
-}{
-	{"github.com/ray-project/kuberay/ray-operator", "v1.6.0", "config/crd/bases/*.yaml", ""},
-	{"github.com/kubeflow/training-operator", "v1.9.2", "manifests/base/crds/*.yaml", "kubeflow.org_mpijobs.yaml"},
-	{"github.com/kubeflow/mpi-operator", "v0.8.0", "manifests/base/kubeflow.org_mpijobs.yaml", ""},
-	{"volcano.sh/volcano", "v1.10.0", "config/crd/volcano/bases/*.yaml", ""},
-	{"sigs.k8s.io/jobset", "v0.12.0", "config/components/crd/bases/*.yaml", ""},
-	{"sigs.k8s.io/lws", "v0.9.0", "config/crd/bases/*.yaml", ""},
-	{"sigs.k8s.io/kueue", "v0.10.0", "config/components/crd/bases/*.yaml", ""},
-	{"github.com/kubeflow/trainer/v2", "v2.2.0", "manifests/base/crds/*.yaml", ""},
 }
+
+// CRDSet names a set of operator versions whose CRDs a control plane
+// serves.
+type CRDSet string
+
+const (
+	// PinnedCRDs are the versions the simulated cluster runs: the
+	// operators built by the Makefile, at the same versions.
+	PinnedCRDs CRDSet = "pinned"
+	// PreviousCRDs are an older release of each operator whose API differs
+	// from the pinned one in what a renderer writes (CRDs only: no
+	// controller runs them; see the comments on each).
+	PreviousCRDs CRDSet = "previous"
+)
+
+// CRDSets are the CRDs of every operator the chart targets or will, read
+// from the operators' own Go modules at pinned versions. The
+// training-operator and the MPI Operator both define mpijobs.kubeflow.org;
+// the chart writes MPIJob v2beta1, which is the MPI Operator's.
+var CRDSets = map[CRDSet][]CRDSource{
+	PinnedCRDs: {
+		{"github.com/ray-project/kuberay/ray-operator", "v1.6.0", "config/crd/bases/*.yaml", ""},
+		{"github.com/kubeflow/training-operator", "v1.9.2", "manifests/base/crds/*.yaml", "kubeflow.org_mpijobs.yaml"},
+		{"github.com/kubeflow/mpi-operator", "v0.8.0", "manifests/base/kubeflow.org_mpijobs.yaml", ""},
+		{"volcano.sh/volcano", "v1.10.0", "config/crd/volcano/bases/*.yaml", ""},
+		{"sigs.k8s.io/jobset", "v0.12.0", "config/components/crd/bases/*.yaml", ""},
+		{"sigs.k8s.io/lws", "v0.9.0", "config/crd/bases/*.yaml", ""},
+		// Serves kueue.x-k8s.io/v1beta2, its storage version; v1beta1 is
+		// still served, converted by Kueue's webhook.
+		{"sigs.k8s.io/kueue", "v0.19.2", "config/components/crd/bases/*.yaml", ""},
+		{"github.com/kubeflow/trainer/v2", "v2.3.0", "manifests/base/crds/*.yaml", ""},
+	},
+	PreviousCRDs: {
+		// RayJob has spec.deletionPolicy, not spec.deletionStrategy (nor
+		// preRunningDeadlineSeconds); head and worker groups have no
+		// resources or labels fields; no RayCronJob.
+		{"github.com/ray-project/kuberay/ray-operator", "v1.4.2", "config/crd/bases/*.yaml", ""},
+		// No spec.runPolicy.managedBy on PyTorchJob (and the other v1
+		// jobs): Kueue's MultiKueue cannot hand such a job over.
+		{"github.com/kubeflow/training-operator", "v1.8.1", "manifests/base/crds/*.yaml", "kubeflow.org_mpijobs.yaml"},
+		// MPIJob v2beta1 without spec.launcherCreationPolicy (the launcher
+		// cannot wait for the workers), spec.runLauncherAsWorker and
+		// spec.runPolicy.managedBy.
+		{"github.com/kubeflow/mpi-operator", "v0.4.0", "manifests/base/kubeflow.org_mpijobs.yaml", ""},
+		{"volcano.sh/volcano", "v1.10.0", "config/crd/volcano/bases/*.yaml", ""},
+		// JobSet without spec.volumeClaimPolicies (claims the JobSet
+		// creates and deletes with itself); the version Trainer v2.1 needs.
+		{"sigs.k8s.io/jobset", "v0.10.1", "config/components/crd/bases/*.yaml", ""},
+		// LeaderWorkerSet without leaderWorkerTemplate.volumeClaimTemplates
+		// and persistentVolumeClaimRetentionPolicy; no DisaggregatedSet.
+		{"sigs.k8s.io/lws", "v0.7.0", "config/crd/bases/*.yaml", ""},
+		// Only kueue.x-k8s.io/v1beta1: no v1beta2 at all (ClusterQueue has
+		// spec.cohort where v1beta2 has spec.cohortName).
+		{"sigs.k8s.io/kueue", "v0.14.8", "config/components/crd/bases/*.yaml", ""},
+		// TrainJob with spec.podTemplateOverrides, spec.labels and
+		// spec.annotations where v2.3 has spec.runtimePatches; runtimes with
+		// mlPolicy.torch.numProcPerNode and elasticPolicy, and without
+		// jax, xgboost, flux or volumeClaimPolicies.
+		{"github.com/kubeflow/trainer/v2", "v2.1.0", "manifests/base/crds/*.yaml", ""},
+	},
+}
+
+// OperatorCRDs are the pinned set.
+var OperatorCRDs = CRDSets[PinnedCRDs]
 
 // ModuleDir downloads a module version into the module cache (once per
 // machine) and returns its directory.
@@ -48,10 +100,19 @@ func ModuleDir(module, version string) (string, error) {
 	return mod.Dir, nil
 }
 
-// LoadCRDs reads every operator's CRDs.
+// LoadCRDs reads the pinned set's CRDs.
 func LoadCRDs() ([]*unstructured.Unstructured, error) {
+	return LoadCRDSet(PinnedCRDs)
+}
+
+// LoadCRDSet reads every operator's CRDs at a set's versions.
+func LoadCRDSet(set CRDSet) ([]*unstructured.Unstructured, error) {
+	sources, ok := CRDSets[set]
+	if !ok {
+		return nil, fmt.Errorf("no CRD set %q", set)
+	}
 	var crds []*unstructured.Unstructured
-	for _, op := range OperatorCRDs {
+	for _, op := range sources {
 		dir, err := ModuleDir(op.Module, op.Version)
 		if err != nil {
 			return nil, err
@@ -80,6 +141,25 @@ func LoadCRDs() ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return crds, nil
+}
+
+// StartDryRun starts a control plane (etcd and kube-apiserver, no
+// controllers) that serves a set's CRDs, for strict server-side dry runs
+// against other operator versions than the cluster runs.
+func StartDryRun(t Tools, set CRDSet) (*ControlPlane, error) {
+	crds, err := LoadCRDSet(set)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := StartControlPlane(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := cp.InstallCRDs(context.Background(), crds); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	return cp, nil
 }
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}

@@ -68,6 +68,9 @@ type Scenario struct {
 	// Files are on the scenario's claims before it starts, as earlier runs
 	// left them: claim name -> paths on it.
 	Files map[string][]string
+	// Queue, when set, is the LocalQueue Kueue admits the workloads from,
+	// set up with a ClusterQueue sized to the scenario's nodes (AddQueues).
+	Queue string
 }
 
 // Report is what a scenario did.
@@ -100,6 +103,12 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 	defer c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	if err != nil {
 		return nil, err
+	}
+	if sc.Queue != "" {
+		defer c.RemoveQueues(context.Background(), ns)
+		if err := c.AddQueues(ctx, ns, sc.Queue, nodes); err != nil {
+			return nil, err
+		}
 	}
 	timeout := sc.Timeout
 	if timeout == 0 {
@@ -376,6 +385,12 @@ func finished(o *unstructured.Unstructured) (string, bool) {
 		return "phase " + phase, phase == "Succeeded"
 	case "PyTorchJob", "MPIJob":
 		return "not Succeeded", cond("Succeeded")
+	case "JobSet":
+		return "not Completed", cond("Completed")
+	case "TrainJob":
+		return "not Complete", cond("Complete")
+	case "LeaderWorkerSet":
+		return "not Available", cond("Available")
 	case "RayJob":
 		deploy, _, _ := unstructured.NestedString(o.Object, "status", "jobDeploymentStatus")
 		status, _, _ := unstructured.NestedString(o.Object, "status", "jobStatus")

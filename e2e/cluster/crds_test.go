@@ -1,0 +1,48 @@
+package cluster
+
+import (
+	"os"
+	"regexp"
+	"testing"
+)
+
+// The cluster runs the operators the Makefile builds and serves the CRDs of
+// the pinned set: both must name the same version of each operator.
+func TestPinnedCRDsMatchTheMakefile(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^([A-Z_]+)_VERSION\s*:=\s*(\S+)`).FindAllStringSubmatch(string(makefile), -1) {
+		built[m[1]] = m[2]
+	}
+	variable := map[string]string{
+		"github.com/ray-project/kuberay/ray-operator": "KUBERAY",
+		"github.com/kubeflow/training-operator":       "TRAINING_OPERATOR",
+		"github.com/kubeflow/mpi-operator":            "MPI_OPERATOR",
+		"volcano.sh/volcano":                          "VOLCANO",
+		"sigs.k8s.io/jobset":                          "JOBSET",
+		"sigs.k8s.io/lws":                             "LWS",
+		"sigs.k8s.io/kueue":                           "KUEUE",
+		"github.com/kubeflow/trainer/v2":              "TRAINER",
+	}
+	if len(CRDSets[PinnedCRDs]) != len(variable) {
+		t.Errorf("%d pinned CRD sources, %d known operators", len(CRDSets[PinnedCRDs]), len(variable))
+	}
+	for _, src := range CRDSets[PinnedCRDs] {
+		v, ok := variable[src.Module]
+		if !ok {
+			t.Errorf("%s: no Makefile variable known for it", src.Module)
+			continue
+		}
+		if built[v] != src.Version {
+			t.Errorf("%s: CRDs at %s, the Makefile builds %s_VERSION %q", src.Module, src.Version, v, built[v])
+		}
+	}
+	for set, sources := range CRDSets {
+		if len(sources) != len(variable) {
+			t.Errorf("CRD set %s has %d sources, want one per operator (%d)", set, len(sources), len(variable))
+		}
+	}
+}
