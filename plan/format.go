@@ -13,7 +13,12 @@ import (
 func Text(w io.Writer, p *Plan) {
 	fmt.Fprintf(w, "Plan for release %s in namespace %s\n", p.Release, p.Namespace)
 	fmt.Fprintf(w, "  %s %s on %s, mode %s\n", p.Type, p.Model, p.Accelerator, p.Mode)
-	fmt.Fprintf(w, "  Compute:  %s\n", computeLine(p.Compute))
+	fmt.Fprintf(w, "  Compute:  %s\n", computeOrServe(p))
+	if p.Serve != nil {
+		for _, l := range serverLines(p.Serve) {
+			fmt.Fprintf(w, "  %-9s %s\n", l[0]+":", l[1])
+		}
+	}
 	if p.Fit != nil {
 		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit))
 	}
@@ -55,7 +60,12 @@ func Markdown(w io.Writer, p *Plan) {
 	fmt.Fprintf(w, "### llmrender plan: `%s` (%s %s on %s, %s)\n\n", p.Release, p.Type, p.Model, p.Accelerator, p.Mode)
 	fmt.Fprintln(w, "| | |")
 	fmt.Fprintln(w, "|---|---|")
-	fmt.Fprintf(w, "| Compute | %s |\n", mdEscape(computeLine(p.Compute)))
+	fmt.Fprintf(w, "| Compute | %s |\n", mdEscape(computeOrServe(p)))
+	if p.Serve != nil {
+		for _, l := range serverLines(p.Serve) {
+			fmt.Fprintf(w, "| %s | %s |\n", l[0], mdEscape(l[1]))
+		}
+	}
 	if p.Fit != nil {
 		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit)))
 	}
@@ -107,6 +117,14 @@ func Markdown(w io.Writer, p *Plan) {
 	}
 }
 
+// computeOrServe is the compute line, a server's in mode serve.
+func computeOrServe(p *Plan) string {
+	if p.Serve != nil {
+		return serveLine(p.Serve, p.Compute)
+	}
+	return computeLine(p.Compute)
+}
+
 func computeLine(c Compute) string {
 	if c.Resource == "" {
 		return fmt.Sprintf("%s, no accelerator; %s", plural(c.Nodes, "node"), plural(c.WorldSize, "process"))
@@ -126,7 +144,11 @@ func fitLine(f *Fit) string {
 	case f.UsedPercent > 90:
 		verdict = "fits, with less than 10% headroom"
 	}
-	return fmt.Sprintf("needs ~%s of %s accelerator memory (%.0f%%): %s. Basis: %s", bytesText(f.NeedBytes), bytesText(f.HaveBytes), f.UsedPercent, verdict, f.Basis)
+	s := fmt.Sprintf("needs ~%s of %s accelerator memory (%.0f%%): %s. Basis: %s", bytesText(f.NeedBytes), bytesText(f.HaveBytes), f.UsedPercent, verdict, f.Basis)
+	if f.HaveBasis != "" {
+		s += "; of " + f.HaveBasis
+	}
+	return s
 }
 
 func claimLine(c Claim) string {
@@ -171,6 +193,9 @@ func peakLine(p *Plan) string {
 		return "Peak: no accelerator pods."
 	}
 	line := fmt.Sprintf("Peak: %d accelerator pod(s) at once", p.Peak)
+	if p.Serve != nil {
+		return line + fmt.Sprintf(" for %s of %s.", plural(p.Serve.Replicas, "server"), plural(p.Compute.Nodes, "node"))
+	}
 	if p.Peak == p.Compute.Nodes {
 		return line + ", one per node of the workload."
 	}
