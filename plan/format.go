@@ -20,7 +20,7 @@ func Text(w io.Writer, p *Plan) {
 		}
 	}
 	if p.Fit != nil {
-		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit))
+		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit, p.Compute.Resource != ""))
 	}
 	if p.Fabric != nil {
 		fmt.Fprintf(w, "  Fabric:   %s\n", fabricLine(p.Fabric))
@@ -67,7 +67,7 @@ func Markdown(w io.Writer, p *Plan) {
 		}
 	}
 	if p.Fit != nil {
-		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit)))
+		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit, p.Compute.Resource != "")))
 	}
 	if p.Fabric != nil {
 		fmt.Fprintf(w, "| Fabric | %s |\n", mdEscape(fabricLine(p.Fabric)))
@@ -136,7 +136,9 @@ func computeLine(c Compute) string {
 	return s
 }
 
-func fitLine(f *Fit) string {
+// fitLine is the memory fit; accelerator tells whether the memory is the
+// accelerators' (a server on CPU counts its pod's memory).
+func fitLine(f *Fit, accelerator bool) string {
 	verdict := "fits"
 	switch {
 	case !f.Fits:
@@ -144,7 +146,11 @@ func fitLine(f *Fit) string {
 	case f.UsedPercent > 90:
 		verdict = "fits, with less than 10% headroom"
 	}
-	s := fmt.Sprintf("needs ~%s of %s accelerator memory (%.0f%%): %s. Basis: %s", bytesText(f.NeedBytes), bytesText(f.HaveBytes), f.UsedPercent, verdict, f.Basis)
+	memory := "accelerator memory"
+	if !accelerator {
+		memory = "memory"
+	}
+	s := fmt.Sprintf("needs ~%s of %s %s (%.0f%%): %s. Basis: %s", bytesText(f.NeedBytes), bytesText(f.HaveBytes), memory, f.UsedPercent, verdict, f.Basis)
 	if f.HaveBasis != "" {
 		s += "; of " + f.HaveBasis
 	}

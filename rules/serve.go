@@ -244,11 +244,24 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	if kv <= 0 {
 		kv = heads
 	}
+	// A tensor parallel size derived from the hardware is the devices'
+	// doing: point there, and say which device counts would do.
+	tpAt, tpWhy, fix := "/serving/tensorParallel", "", "set serving.tensorParallel (and serving.pipelineParallel) so that it does"
+	if integer(w.V, "serving", "tensorParallel") <= 0 {
+		tpAt, tpWhy = "/accelerator/devices", fmt.Sprintf(" (a node's %d %s, as serving.tensorParallel 0 derives it)", w.ProcsPerNode(), procsName(w))
+		if integer(w.V, "accelerator", "devices") <= 0 {
+			tpAt = "/accelerator/profile"
+		}
+		fix = "request a number of devices per node whose tensor parallel size does"
+		if ok := devicesThatDivide(w, heads, kv); len(ok) > 0 {
+			fix += fmt.Sprintf(" (accelerator.devices: %s)", strings.Join(ok, ", "))
+		}
+	}
 	switch {
 	case heads > 0 && heads%s.TP != 0:
-		add("/serving/tensorParallel", "tensor parallel size %d does not divide the %d attention heads of %s", s.TP, heads, w.ModelName)
+		add(tpAt, "tensor parallel size %d%s does not divide the %d attention heads of %s: each device must hold whole heads; %s", s.TP, tpWhy, heads, w.ModelName, fix)
 	case kv > 0 && max(kv, s.TP)%min(kv, s.TP) != 0:
-		add("/serving/tensorParallel", "tensor parallel size %d and the %d KV heads of %s do not divide one another", s.TP, kv, w.ModelName)
+		add(tpAt, "tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s", s.TP, tpWhy, kv, w.ModelName, fix)
 	}
 	if procs := w.Nodes * w.ProcsPerNode(); str(w.Acc, "resource") != "" && s.TP*s.PP != procs {
 		add("/serving/tensorParallel", "tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices", s.TP, s.PP, s.TP*s.PP, w.Nodes, w.ProcsPerNode(), procs)
@@ -262,6 +275,27 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	if kind := str(w.V, "serving", "autoscaling", "kind"); kind != "none" && kind != "" {
 		if lo, hi := integer(w.V, "serving", "autoscaling", "minReplicas"), integer(w.V, "serving", "autoscaling", "maxReplicas"); lo > hi {
 			add("/serving/autoscaling/minReplicas", "%d is more than maxReplicas %d", lo, hi)
+		}
+	}
+	return out
+}
+
+// procsName names what a node's tensor-parallel ranks are.
+func procsName(w *Workload) string {
+	if w.NeuronCoresPerDevice() > 1 || strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
+		return "logical NeuronCores"
+	}
+	return "devices"
+}
+
+// devicesThatDivide lists the devices per node whose tensor parallel size
+// divides the attention heads and divides, or is divided by, the KV heads.
+func devicesThatDivide(w *Workload, heads, kv int64) []string {
+	var out []string
+	for d := integer(w.Acc, "devicesPerNode"); d >= 1; d-- {
+		tp := d * w.NeuronCoresPerDevice()
+		if heads > 0 && heads%tp == 0 && (kv <= 0 || max(kv, tp)%min(kv, tp) == 0) {
+			out = append(out, fmt.Sprint(d))
 		}
 	}
 	return out

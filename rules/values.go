@@ -482,8 +482,10 @@ func human(b float64) string {
 		return fmt.Sprintf("%.2f TB", b/1e12)
 	case b >= 1e9:
 		return fmt.Sprintf("%.1f GB", b/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.0f MB", b/1e6)
 	default:
-		return fmt.Sprintf("%.0f MB", math.Max(b/1e6, 1))
+		return fmt.Sprintf("%.0f kB", math.Max(b/1e3, 1))
 	}
 }
 
