@@ -180,7 +180,7 @@ func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
 	if e.SequenceBytes > 0 {
 		seqs = int64(math.Floor((e.HaveBytes - e.WeightBytes) / e.SequenceBytes))
 	}
-	need := fmt.Sprintf("%s needs ~%s (%s), %s", w.ModelName, human(e.NeedBytes), e.Basis, e.HaveBasis)
+	need := fmt.Sprintf("%s needs ~%s: %s; against %s", w.ModelName, human(e.NeedBytes), e.Basis, e.HaveBasis)
 	switch {
 	case seqs < 1:
 		return []Finding{at(pos, "LR008", Error, "/serving/maxModelLen", need+

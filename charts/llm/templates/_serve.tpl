@@ -250,10 +250,27 @@ Inputs (dict): root, ctx, waived.
 {{- else if and (gt $pp 1) (not (get $p.build "pipeline")) -}}
 {{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %s on %s has no pipeline parallelism; use serving.pipelineParallel: 1" $s.engine $p.platform) -}}
 {{- end -}}
+{{- /* A tensor parallel size derived from the hardware is the devices'
+doing: point there, and say which device counts would do. */ -}}
+{{- $tpAt := "/serving/tensorParallel" -}}
+{{- $tpWhy := "" -}}
+{{- $fix := "set serving.tensorParallel (and serving.pipelineParallel) so that it does" -}}
+{{- if le (int $s.tensorParallel) 0 -}}
+{{- $tpAt = ternary "/accelerator/devices" "/accelerator/profile" (gt (int $v.accelerator.devices) 0) -}}
+{{- $tpWhy = printf " (a node's %d %s, as serving.tensorParallel 0 derives it)" (int $c.procsPerNode) (ternary "logical NeuronCores" "devices" $c.neuron) -}}
+{{- $perDevice := div (int $c.procsPerNode) (int $c.devices) -}}
+{{- $ok := list -}}
+{{- range $i := until (int $c.acc.devicesPerNode) -}}
+{{- $d := sub (int $c.acc.devicesPerNode) $i -}}
+{{- $t := mul $d $perDevice -}}
+{{- if and (gt $heads 0) (eq (mod $heads $t) 0) (or (le $kvHeads 0) (eq (mod (max $kvHeads $t) (min $kvHeads $t)) 0)) }}{{ $ok = append $ok (toString $d) }}{{ end -}}
+{{- end -}}
+{{- $fix = printf "request a number of devices per node whose tensor parallel size does%s" (ternary (printf " (accelerator.devices: %s)" (join ", " $ok)) "" (gt (len $ok) 0)) -}}
+{{- end -}}
 {{- if and (gt $heads 0) (ne (mod $heads $tp) 0) -}}
-{{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor parallel size %d does not divide the %d attention heads of %s" $tp $heads $v.model.name) -}}
+{{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s does not divide the %d attention heads of %s: each device must hold whole heads; %s" $tpAt $tp $tpWhy $heads $v.model.name $fix) -}}
 {{- else if and (gt $kvHeads 0) (ne (mod (max $kvHeads $tp) (min $kvHeads $tp)) 0) -}}
-{{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor parallel size %d and the %d KV heads of %s do not divide one another" $tp $kvHeads $v.model.name) -}}
+{{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s" $tpAt $tp $tpWhy $kvHeads $v.model.name $fix) -}}
 {{- end -}}
 {{- if and $c.acc.resource (ne (mul $tp $pp) $procs) -}}
 {{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $c.nodes) (int $c.procsPerNode) $procs) -}}
