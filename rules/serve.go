@@ -210,6 +210,10 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Warning, "/workload/script",
 			"mode serve runs the server, not workload.script; pass the server more flags with serving.args, or replace it with workload.command"))
 	}
+	if len(list(w.V, "workload", "args")) > 0 {
+		out = append(out, at(pos, "LR014", Warning, "/workload/args",
+			"mode serve passes serving.args to the server, not workload.args; move them to serving.args"))
+	}
 	s := w.Server()
 	if s.Pulls && boolean(w.Model, "gated") && str(w.V, "download", "tokenSecret", "name") == "" {
 		out = append(out, at(pos, "LR009", Error, "/model/name", fmt.Sprintf(

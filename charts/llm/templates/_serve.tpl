@@ -194,8 +194,12 @@ Inputs (dict): root, ctx, serve (llm.serve), role.
 {{- $root := .root -}}
 {{- $p := .serve -}}
 {{- $http := ne .role "worker" -}}
+{{- /* workload.command replaces the server's command line, as it replaces
+the program in every mode. */ -}}
+{{- $command := include "llm.serve.command" (dict "root" $root "serve" $p "role" .role) -}}
+{{- with $root.Values.workload.command }}{{ $command = toYaml . }}{{ end -}}
 {{- $container := include "llm.container.main" (dict "root" $root "ctx" .ctx "name" "server" "image" $p.image
-  "command" (include "llm.serve.command" (dict "root" $root "serve" $p "role" .role))
+  "command" $command
   "extraEnv" (toYaml $p.env)
   "extra" (ternary (include "llm.serve.probes" (dict "root" $root "serve" $p)) "" $http)) -}}
 {{- $pod := dict "root" $root "ctx" .ctx "component" "run" "accelerator" true
