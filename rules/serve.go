@@ -214,6 +214,10 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Warning, "/workload/args",
 			"mode serve passes serving.args to the server, not workload.args; move them to serving.args"))
 	}
+	if boolean(w.V, "kueue", "suspend") && str(w.V, "kueue", "queueName") != "" {
+		out = append(out, at(pos, "LR014", Warning, "/kueue/suspend",
+			"a Deployment or a LeaderWorkerSet has no suspend field: Kueue gates the server's pods until it admits them; kueue.suspend changes nothing in mode serve"))
+	}
 	s := w.Server()
 	if s.Pulls && boolean(w.Model, "gated") && str(w.V, "download", "tokenSecret", "name") == "" {
 		out = append(out, at(pos, "LR009", Error, "/model/name", fmt.Sprintf(
