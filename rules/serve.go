@@ -66,8 +66,8 @@ func (w *Workload) Server() Server {
 		s.PP = w.Nodes
 	}
 	s.Replicas = max(1, integer(w.V, "serving", "replicas"))
-	if str(w.V, "serving", "autoscaling", "kind") != "none" && str(w.V, "serving", "autoscaling", "kind") != "" {
-		s.Replicas = max(s.Replicas, integer(w.V, "serving", "autoscaling", "maxReplicas"))
+	if w.autoscales() {
+		s.Replicas = max(1, integer(w.V, "serving", "autoscaling", "maxReplicas"))
 	}
 	s.Pulls = !w.downloads()
 	s.ServedName = str(w.V, "serving", "servedModelName")
@@ -102,6 +102,12 @@ func (w *Workload) Server() Server {
 		s.StartupMinutes = base + read
 	}
 	return s
+}
+
+// autoscales tells whether an autoscaler owns the servers' count.
+func (w *Workload) autoscales() bool {
+	kind := str(w.V, "serving", "autoscaling", "kind")
+	return kind != "" && kind != "none"
 }
 
 // ProcsPerNode is what one node runs: a process per GPU, or per logical
@@ -210,6 +216,10 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Warning, "/workload/script",
 			"mode serve runs the server, not workload.script; pass the server more flags with serving.args, or replace it with workload.command"))
 	}
+	if w.autoscales() && integer(w.V, "serving", "replicas") != 1 {
+		out = append(out, at(pos, "LR014", Warning, "/serving/replicas",
+			"with serving.autoscaling the autoscaler sets the servers' count between minReplicas and maxReplicas, and replicas is not written; set serving.autoscaling.minReplicas instead"))
+	}
 	if len(list(w.V, "workload", "args")) > 0 {
 		out = append(out, at(pos, "LR014", Warning, "/workload/args",
 			"mode serve passes serving.args to the server, not workload.args; move them to serving.args"))
@@ -280,7 +290,7 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	if ctx := integer(w.Model, "contextLength"); ctx > 0 && s.MaxModelLen > ctx {
 		add("/serving/maxModelLen", "%d tokens, but %s's context length is %d", s.MaxModelLen, w.ModelName, ctx)
 	}
-	if kind := str(w.V, "serving", "autoscaling", "kind"); kind != "none" && kind != "" {
+	if w.autoscales() {
 		if lo, hi := integer(w.V, "serving", "autoscaling", "minReplicas"), integer(w.V, "serving", "autoscaling", "maxReplicas"); lo > hi {
 			add("/serving/autoscaling/minReplicas", "%d is more than maxReplicas %d", lo, hi)
 		}

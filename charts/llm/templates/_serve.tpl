@@ -9,13 +9,14 @@ ties the two).
 
 {{/*
 llm.serve.replicas: the most servers that can run at once: serving.replicas,
-or autoscaling's maximum when it is on. They all mount the claim, so more
-than one makes it a shared (ReadWriteMany) claim. Input: the values.
+or autoscaling's maximum when it is on (the autoscaler owns the count then).
+They all mount the claim, so more than one makes it a shared
+(ReadWriteMany) claim. Input: the values.
 */}}
 {{- define "llm.serve.replicas" -}}
 {{- $s := .serving -}}
 {{- if ne $s.autoscaling.kind "none" -}}
-{{- max (int $s.replicas) (int $s.autoscaling.maxReplicas) -}}
+{{- int $s.autoscaling.maxReplicas -}}
 {{- else -}}
 {{- int $s.replicas -}}
 {{- end -}}
