@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/llmrender/llmrender/values"
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/values"
 )
 
 // Severity of a finding: errors stop a render, warnings are printed and never
