@@ -33,9 +33,6 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 			for _, nodes := range []int{1, 2} {
 				for _, variant := range variants {
 					set := fmt.Sprintf("orchestration.mode=serve,model.name=%s,accelerator.profile=%s,accelerator.devices=0,workload.nodes=%d,download.tokenSecret.name=hf,storage.storageClassName=standard-rwx", model, acc, nodes)
-					if model == "tinyllama-1.1b" {
-						set += ",serving.maxModelLen=2048"
-					}
 					if variant != "" {
 						set += "," + variant
 					}

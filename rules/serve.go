@@ -27,8 +27,10 @@ type Server struct {
 	Replicas int64
 	// Pulls is true when the server downloads the weights itself (no
 	// download step before it).
-	Pulls                   bool
-	ServedName              string
+	Pulls      bool
+	ServedName string
+	// MaxModelLen is serving.maxModelLen, or the model's context length up
+	// to 8192; MaxNumSeqs the sequences a server runs at once.
 	MaxModelLen, MaxNumSeqs int64
 	// MemoryFraction is the share of a GPU's memory the server takes.
 	MemoryFraction float64
@@ -56,6 +58,12 @@ func (w *Workload) Server() Server {
 	s.Build = mapAt(w.V, "catalog", "servers", s.Engine, "platforms", s.Platform)
 	if s.Image == "" {
 		s.Image = str(s.Build, "image")
+	}
+	if s.MaxModelLen <= 0 {
+		s.MaxModelLen = 8192
+		if ctx := integer(w.Model, "contextLength"); ctx > 0 {
+			s.MaxModelLen = min(ctx, 8192)
+		}
 	}
 	s.TP = integer(w.V, "serving", "tensorParallel")
 	if s.TP <= 0 {

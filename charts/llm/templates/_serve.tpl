@@ -37,6 +37,7 @@ llm.serve: what the serve templates derive, as JSON.
                     step fetches it, or the Hugging Face repository
   pulls             true when the server downloads the weights itself
   servedName        the model name clients ask for
+  maxModelLen       serving.maxModelLen, or the model's context length up to 8192
   kvBytes           the KV cache of maxNumSeqs sequences of maxModelLen tokens
   startupMinutes    the startup probe's allowance
   env               environment the server adds (a list)
@@ -64,7 +65,8 @@ when there are fewer heads than GPUs), head_dim wide, in 2 bytes. */ -}}
 {{- $heads := int (get $m "heads" | default 1) -}}
 {{- $kvHeads := int (get $m "kvHeads" | default $heads) -}}
 {{- $perToken := mul 2 (int (get $m "layers" | default 0)) (max $kvHeads $tp) (div (int (get $m "hidden" | default 0)) (max 1 $heads)) 2 -}}
-{{- $kvBytes := mul $perToken (int $s.maxModelLen) (int $s.maxNumSeqs) -}}
+{{- $maxLen := int $s.maxModelLen | default (min (int (get $m "contextLength" | default 8192)) 8192) | int -}}
+{{- $kvBytes := mul $perToken $maxLen (int $s.maxNumSeqs) -}}
 {{- /* Start-up: the engine's own (compiling, CUDA graphs) plus reading
 the weights at ~100 MB/s (6 GB a minute), twice that when the server first
 downloads them. */ -}}
@@ -81,7 +83,7 @@ does not download again. */ -}}
 {{- /* Neuron: the compiled model is kept on the claim, in a directory
 named after what it was compiled for; the server compiles it there on its
 first start and loads it afterwards. */ -}}
-{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" (int $s.maxModelLen) "maxNumSeqs" (int $s.maxNumSeqs) "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
+{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" (int $s.maxNumSeqs) "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
 {{- $env = append $env (dict "name" "NEURON_COMPILED_ARTIFACTS" "value" (printf "%s/neuron-compiled/%s-%s" $v.storage.mountPath $v.model.name (toJson $in | sha256sum | trunc 12))) -}}
 {{- end -}}
 {{- if eq $platform "cpu" -}}
@@ -105,6 +107,7 @@ first start and loads it afterwards. */ -}}
   "pulls" $pulls
   "servedName" ($s.servedModelName | default $repo)
   "queueMetric" (get $server "queueMetric" | default "")
+  "maxModelLen" $maxLen
   "kvBytes" $kvBytes
   "startupMinutes" $startup
   "env" $env) -}}
@@ -132,7 +135,7 @@ for a one-node server).
   (printf "--port=%d" (int $s.port))
   (printf "--tp-size=%d" (int $p.tp))
   (printf "--pp-size=%d" (int $p.pp))
-  (printf "--context-length=%d" (int $s.maxModelLen))
+  (printf "--context-length=%d" (int $p.maxModelLen))
   (printf "--max-running-requests=%d" (int $s.maxNumSeqs))
   (printf "--mem-fraction-static=%v" $s.memoryFraction)
   "--enable-metrics" -}}
@@ -147,7 +150,7 @@ for a one-node server).
   (printf "--port=%d" (int $s.port))
   (printf "--tensor-parallel-size=%d" (int $p.tp))
   (printf "--pipeline-parallel-size=%d" (int $p.pp))
-  (printf "--max-model-len=%d" (int $s.maxModelLen))
+  (printf "--max-model-len=%d" (int $p.maxModelLen))
   (printf "--max-num-seqs=%d" (int $s.maxNumSeqs)) -}}
 {{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
 from the two lengths above. */ -}}
@@ -284,8 +287,8 @@ doing: point there, and say which device counts would do. */ -}}
 {{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %d pipeline stages for the %d layers of %s" $pp (int (get $m "layers")) $v.model.name) -}}
 {{- end -}}
 {{- with get $m "contextLength" -}}
-{{- if gt (int $s.maxModelLen) (int .) -}}
-{{- $failures = append $failures (printf "LR021: /serving/maxModelLen: %d tokens, but %s's context length is %d" (int $s.maxModelLen) $v.model.name (int .)) -}}
+{{- if gt (int $p.maxModelLen) (int .) -}}
+{{- $failures = append $failures (printf "LR021: /serving/maxModelLen: %d tokens, but %s's context length is %d" (int $p.maxModelLen) $v.model.name (int .)) -}}
 {{- end -}}
 {{- end -}}
 {{- if and (ne $s.autoscaling.kind "none") (gt (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}
