@@ -196,6 +196,9 @@ func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
 	}
 	need := fmt.Sprintf("%s needs ~%s: %s; against %s", w.ModelName, human(e.NeedBytes), e.Basis, e.HaveBasis)
 	switch {
+	case e.WeightBytes >= e.HaveBytes:
+		return []Finding{at(pos, "LR008", Error, "/accelerator/devices", need+
+			"; the weights alone do not fit: add nodes or devices")}
 	case seqs < 1:
 		return []Finding{at(pos, "LR008", Error, "/serving/maxModelLen", need+
 			"; not one sequence of that length fits beside the weights: lower serving.maxModelLen, or add nodes or devices")}
