@@ -58,8 +58,8 @@ func TestGoldenDefault(t *testing.T) { goldenCase(t, "default") }
 // mode) renders to its reviewed golden file of the same name.
 func TestGoldenExamples(t *testing.T) {
 	list, err := examples.List("..")
-	if err != nil || len(list) < 16 {
-		t.Fatalf("want the scenario, fabric and mode examples, found %d (%v)", len(list), err)
+	if err != nil || len(list) < 19 {
+		t.Fatalf("want the scenario, fabric, mode and serving examples, found %d (%v)", len(list), err)
 	}
 	for _, ex := range list {
 		t.Run(ex.Name, func(t *testing.T) { goldenCase(t, ex.Name, filepath.Join("examples", ex.Name+".yaml")) })

@@ -119,6 +119,8 @@ var injectionBases = []string{
 	"orchestration.mode=rayjob,accelerator.profile=trn1-32xlarge,accelerator.devices=16,model.name=llama-2-7b,workload.type=pretrain,workload.nodes=2,download.tokenSecret.name=hf,steps.preprocess.enabled=true,steps.precompile.enabled=true,volcano.enabled=true,storage.storageClassName=efs-sc",
 	"orchestration.mode=mpijob,accelerator.profile=trn1-32xlarge,accelerator.devices=16,model.name=llama-2-7b,workload.type=pretrain,workload.nodes=2,download.tokenSecret.name=hf,steps.precompile.enabled=true,tensorboard.enabled=true,storage.storageClassName=fsx-sc",
 	"orchestration.mode=pytorchjob,workload.type=finetune,workload.script=train.py,workload.nodes=2,storage.accessMode=ReadWriteMany,storage.storageClassName=standard-rwx,download.tokenSecret.name=hf,kueue.queueName=q",
+	"orchestration.mode=serve,model.name=llama-3.1-8b-instruct,accelerator.devices=8,download.tokenSecret.name=hf,serving.servedModelName=m,serving.args[0]=--x,serving.autoscaling.kind=keda,serving.autoscaling.query=q,storage.storageClassName=standard-rwx",
+	"orchestration.mode=serve,model.name=llama-3.1-70b-instruct,accelerator.profile=h200-141gb,accelerator.devices=8,workload.nodes=2,download.enabled=false,download.tokenSecret.name=hf,serving.engine=sglang,serving.image=img:1,serving.autoscaling.kind=hpa,serving.autoscaling.metricName=m,storage.storageClassName=standard-rwx",
 }
 
 // A value can never add a key, an object or a template action to the output,

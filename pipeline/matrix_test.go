@@ -15,7 +15,7 @@ import (
 )
 
 // computeContainers are the containers that run the model in each mode.
-var computeContainers = map[string]bool{"main": true, "pytorch": true, "ray-worker": true, "worker": true, "node": true}
+var computeContainers = map[string]bool{"main": true, "pytorch": true, "ray-worker": true, "worker": true, "node": true, "server": true}
 
 // Every workload type x model x accelerator x mode either renders, with the accelerator
 // requested by every compute container, or fails with a rule ID.

@@ -13,9 +13,14 @@ import (
 func Text(w io.Writer, p *Plan) {
 	fmt.Fprintf(w, "Plan for release %s in namespace %s\n", p.Release, p.Namespace)
 	fmt.Fprintf(w, "  %s %s on %s, mode %s\n", p.Type, p.Model, p.Accelerator, p.Mode)
-	fmt.Fprintf(w, "  Compute:  %s\n", computeLine(p.Compute))
+	fmt.Fprintf(w, "  Compute:  %s\n", computeOrServe(p))
+	if p.Serve != nil {
+		for _, l := range serverLines(p.Serve) {
+			fmt.Fprintf(w, "  %-9s %s\n", l[0]+":", l[1])
+		}
+	}
 	if p.Fit != nil {
-		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit))
+		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit, p.Compute.Resource != ""))
 	}
 	if p.Fabric != nil {
 		fmt.Fprintf(w, "  Fabric:   %s\n", fabricLine(p.Fabric))
@@ -55,9 +60,14 @@ func Markdown(w io.Writer, p *Plan) {
 	fmt.Fprintf(w, "### llmrender plan: `%s` (%s %s on %s, %s)\n\n", p.Release, p.Type, p.Model, p.Accelerator, p.Mode)
 	fmt.Fprintln(w, "| | |")
 	fmt.Fprintln(w, "|---|---|")
-	fmt.Fprintf(w, "| Compute | %s |\n", mdEscape(computeLine(p.Compute)))
+	fmt.Fprintf(w, "| Compute | %s |\n", mdEscape(computeOrServe(p)))
+	if p.Serve != nil {
+		for _, l := range serverLines(p.Serve) {
+			fmt.Fprintf(w, "| %s | %s |\n", l[0], mdEscape(l[1]))
+		}
+	}
 	if p.Fit != nil {
-		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit)))
+		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit, p.Compute.Resource != "")))
 	}
 	if p.Fabric != nil {
 		fmt.Fprintf(w, "| Fabric | %s |\n", mdEscape(fabricLine(p.Fabric)))
@@ -107,6 +117,14 @@ func Markdown(w io.Writer, p *Plan) {
 	}
 }
 
+// computeOrServe is the compute line, a server's in mode serve.
+func computeOrServe(p *Plan) string {
+	if p.Serve != nil {
+		return serveLine(p.Serve, p.Compute)
+	}
+	return computeLine(p.Compute)
+}
+
 func computeLine(c Compute) string {
 	if c.Resource == "" {
 		return fmt.Sprintf("%s, no accelerator; %s", plural(c.Nodes, "node"), plural(c.WorldSize, "process"))
@@ -118,7 +136,9 @@ func computeLine(c Compute) string {
 	return s
 }
 
-func fitLine(f *Fit) string {
+// fitLine is the memory fit; accelerator tells whether the memory is the
+// accelerators' (a server on CPU counts its pod's memory).
+func fitLine(f *Fit, accelerator bool) string {
 	verdict := "fits"
 	switch {
 	case !f.Fits:
@@ -126,7 +146,15 @@ func fitLine(f *Fit) string {
 	case f.UsedPercent > 90:
 		verdict = "fits, with less than 10% headroom"
 	}
-	return fmt.Sprintf("needs ~%s of %s accelerator memory (%.0f%%): %s. Basis: %s", bytesText(f.NeedBytes), bytesText(f.HaveBytes), f.UsedPercent, verdict, f.Basis)
+	memory := "accelerator memory"
+	if !accelerator {
+		memory = "memory"
+	}
+	s := fmt.Sprintf("needs ~%s of %s %s (%.0f%%): %s. Basis: %s", bytesText(f.NeedBytes), bytesText(f.HaveBytes), memory, f.UsedPercent, verdict, f.Basis)
+	if f.HaveBasis != "" {
+		s += "; of " + f.HaveBasis
+	}
+	return s
 }
 
 func claimLine(c Claim) string {
@@ -171,6 +199,9 @@ func peakLine(p *Plan) string {
 		return "Peak: no accelerator pods."
 	}
 	line := fmt.Sprintf("Peak: %d accelerator pod(s) at once", p.Peak)
+	if p.Serve != nil {
+		return line + fmt.Sprintf(" for %s of %s.", plural(p.Serve.Replicas, "server"), plural(p.Compute.Nodes, "node"))
+	}
 	if p.Peak == p.Compute.Nodes {
 		return line + ", one per node of the workload."
 	}

@@ -25,6 +25,7 @@ type Plan struct {
 	Type        string  `json:"type"`
 	Compute     Compute `json:"compute"`
 	Fit         *Fit    `json:"fit,omitempty"`
+	Serve       *Serve  `json:"serve,omitempty"`
 	Fabric      *Fabric `json:"fabric,omitempty"`
 	Storage     []Claim `json:"storage"`
 	Steps       []Step  `json:"steps"`
@@ -58,6 +59,7 @@ type Fit struct {
 	NeedBytes   float64 `json:"needBytes"`
 	HaveBytes   float64 `json:"haveBytes"`
 	Basis       string  `json:"basis"`
+	HaveBasis   string  `json:"haveBasis,omitempty"` // how HaveBytes is counted, when not all the devices' memory
 	Fits        bool    `json:"fits"`
 	UsedPercent float64 `json:"usedPercent"`
 }
@@ -120,7 +122,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		}
 		e := rules.FitEstimate(w)
 		if e.HaveBytes > 0 && e.NeedBytes > 0 {
-			p.Fit = &Fit{NeedBytes: e.NeedBytes, HaveBytes: e.HaveBytes, Basis: e.Basis,
+			p.Fit = &Fit{NeedBytes: e.NeedBytes, HaveBytes: e.HaveBytes, Basis: e.Basis, HaveBasis: e.HaveBasis,
 				Fits: e.NeedBytes <= e.HaveBytes, UsedPercent: 100 * e.NeedBytes / e.HaveBytes}
 		}
 	}
@@ -140,6 +142,9 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		}
 	}
 	held(p.Steps, p.Peak, checkpoint)
+	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && w.Mode == "serve" {
+		p.Serve = serveOf(w, objs, namespace, checkpoint)
+	}
 	for _, f := range res.Warnings {
 		p.Findings = append(p.Findings, Finding{f.Rule, string(f.Severity), f.Where, f.Message, false})
 	}

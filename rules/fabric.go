@@ -243,6 +243,14 @@ func fabricWiring(objs []Object, facts Facts) []Finding {
 				pods += pt.replicas
 			}
 		}
+		// The pods that talk to one another: a Deployment's replicas
+		// serve alone, and a LeaderWorkerSet's groups do.
+		switch kind, _ := o.Doc["kind"].(string); kind {
+		case "Deployment", "ReplicaSet", "DaemonSet":
+			pods = min(pods, 1)
+		case "LeaderWorkerSet":
+			pods = min(pods, max(integer(o.Doc, "spec", "leaderWorkerTemplate", "size"), 1))
+		}
 		for _, pt := range pts {
 			if !acceleratorPod(pt.spec) {
 				continue

@@ -71,6 +71,23 @@ func podTemplates(o Object) []podTemplate {
 		return one("spec.template", mapAt(d, "spec", "template"), integer(d, "spec", "parallelism"))
 	case "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet":
 		return one("spec.template", mapAt(d, "spec", "template"), integer(d, "spec", "replicas"))
+	case "LeaderWorkerSet":
+		// Each group (replica) is a leader and size - 1 workers; without a
+		// leader template every pod of a group runs the worker template.
+		lwt := mapAt(d, "spec", "leaderWorkerTemplate")
+		groups, size := int64(1), max(integer(lwt, "size"), 1)
+		if _, ok := num(d, "spec", "replicas"); ok {
+			groups = integer(d, "spec", "replicas")
+		}
+		path := "spec.leaderWorkerTemplate"
+		if leader := mapAt(lwt, "leaderTemplate"); leader != nil {
+			out := one(path+".leaderTemplate", leader, groups)
+			if size > 1 {
+				out = append(out, one(path+".workerTemplate", mapAt(lwt, "workerTemplate"), groups*(size-1))...)
+			}
+			return out
+		}
+		return one(path+".workerTemplate", mapAt(lwt, "workerTemplate"), groups*size)
 	case "PyTorchJob":
 		return replicaSpecs(d, "pytorchReplicaSpecs")
 	case "MPIJob":

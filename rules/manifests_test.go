@@ -97,6 +97,7 @@ func TestManifestRuleMessages(t *testing.T) {
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env: FI_PROVIDER=tcp keeps libfabric off the EFA devices",
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.volumes[0]: a hostPath of /dev/infiniband",
 			"error LR020: Pod/pair: spec: daemon v1.0.21 is from release v1.0.15 and plugin v1.0.17 from release v1.0.17",
+			"warning LR020: LeaderWorkerSet/lws-no-nics: spec.leaderWorkerTemplate.workerTemplate.metadata.annotations: 2 pods on h100-80gb nodes talk over eth0 only",
 		},
 		"LR014-bad.yaml": {
 			`error LR014: JobSet/js: spec.successPolicy.targetReplicatedJobs: names replicated job "train", which this JobSet does not have (it has run)`,

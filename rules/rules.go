@@ -83,6 +83,7 @@ var All = []Rule{
 	{"LR018", "a claim asks for an access mode its storage class cannot provide (ReadWriteMany of block storage, or of the cluster's default class), so it stays Pending"},
 	{"LR019", "the fabric in values is not the profile's, its options do not fit it, or its daemon and NCCL plugin images come from different releases; fabric: tcp on several nodes (a warning with the bandwidth lost)"},
 	{"LR020", "fabric wiring of accelerator pods: interfaces annotation vs the machine's NICs, a receive daemon that is not a native sidecar or lacks its devices, missing aperture devices or plugin volume, EFA on some ranks only, settings that force sockets, /dev/infiniband hostPath, daemon and plugin of different releases"},
+	{"LR021", "a server (orchestration.mode serve) no build of its engine runs: a kind of accelerator or several nodes without a build, a tensor parallel size that does not divide the model's attention or KV heads, tensor x pipeline parallel unlike the devices, a maxModelLen over the model's context"},
 }
 
 // Apply splits findings into those that stand and those waived by ID.

@@ -72,7 +72,7 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(v, pos)
 	fs = append(fs, unknownWaivers(v, pos)...)
 	rulesToRun := []func(*Workload, *values.Positions) []Finding{
-		metaModelParallel, sharedStorage, storageClassModes, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice,
+		metaModelParallel, sharedStorage, storageClassModes, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving,
 	}
 	if w == nil {
 		// The model or the profile is unknown (LR011): the rules that do
@@ -120,7 +120,7 @@ func (w *Workload) accessMode() string {
 	if m := str(w.V, "storage", "accessMode"); m != "" {
 		return m
 	}
-	if w.Nodes > 1 {
+	if w.Pods() > 1 {
 		return "ReadWriteMany"
 	}
 	return "ReadWriteOnce"
@@ -151,8 +151,8 @@ func sharedStorage(w *Workload, pos *values.Positions) []Finding {
 	}
 	who := ""
 	switch other, several := podsBesideWorkers[w.Mode]; {
-	case w.Nodes > 1:
-		who = fmt.Sprintf("%d nodes", w.Nodes)
+	case w.Pods() > 1:
+		who = w.podsText()
 	case several:
 		who = fmt.Sprintf("%s and the worker", other)
 	case !w.nodeLocal() && (boolean(w.V, "shell", "enabled") || boolean(w.V, "tensorboard", "enabled")):
@@ -198,8 +198,8 @@ func storageClassModes(w *Workload, pos *values.Positions) []Finding {
 			ptr = "/storage/accessMode"
 		}
 		return []Finding{at(pos, "LR018", Error, ptr, fmt.Sprintf(
-			"the claim must be ReadWriteMany (%d nodes mount it), but storage.storageClassName is empty and a cluster's default class is usually ReadWriteOnce block storage (GKE standard-rwo, EKS gp2/gp3, AKS managed-csi); set storage.storageClassName to a class that provides ReadWriteMany: %s",
-			w.Nodes, strings.Join(classesWith(w.V, mode), ", ")))}
+			"the claim must be ReadWriteMany (%s mount it), but storage.storageClassName is empty and a cluster's default class is usually ReadWriteOnce block storage (GKE standard-rwo, EKS gp2/gp3, AKS managed-csi); set storage.storageClassName to a class that provides ReadWriteMany: %s",
+			w.podsText(), strings.Join(classesWith(w.V, mode), ", ")))}
 	}
 	entry := w.storageClass()
 	if entry == nil {
@@ -259,6 +259,12 @@ func classesWith(v map[string]any, mode string) []string {
 type Estimate struct {
 	NeedBytes, HaveBytes float64
 	Basis                string // how NeedBytes was computed
+	HaveBasis            string // how HaveBytes was computed, when not devices x memory
+
+	// A server's estimate (mode serve) also keeps its parts, to say how
+	// many sequences fit.
+	Serving                    bool
+	WeightBytes, SequenceBytes float64
 }
 
 // FitEstimate computes the memory estimate of LR008.
@@ -267,6 +273,8 @@ func FitEstimate(w *Workload) Estimate {
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
 	have := float64(w.Nodes*w.Devices) * perDevice * 1e9
 	switch {
+	case w.Mode == "serve":
+		return serveEstimate(w, params)
 	case w.Type == "inference":
 		layers, _ := num(w.Model, "layers")
 		kv, _ := num(w.Model, "kvHeads")
@@ -291,10 +299,13 @@ func FitEstimate(w *Workload) Estimate {
 
 // LR008: the model must fit in the memory of the devices requested.
 func fit(w *Workload, pos *values.Positions) []Finding {
-	if str(w.Acc, "resource") == "" {
+	if str(w.Acc, "resource") == "" && w.Mode != "serve" {
 		return nil // CPU only: host memory, checked by the scheduler
 	}
 	e := FitEstimate(w)
+	if e.Serving {
+		return serveFit(w, pos, e)
+	}
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
 	avail := fmt.Sprintf("%d node(s) x %d x %g GB = %s available", w.Nodes, w.Devices, perDevice, human(e.HaveBytes))
 	switch {
@@ -428,6 +439,9 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 		case w.Mode == "rayjob":
 			out = append(out, at(pos, "LR014", Error, "/steps/fabricTest/enabled",
 				"the fabric test runs in the run's pods before the program, and Ray's workers have no rank to meet at until Ray starts; use indexed-job, pytorchjob or mpijob to test the fabric, or disable steps.fabricTest"))
+		case w.Mode == "serve":
+			out = append(out, at(pos, "LR014", Error, "/steps/fabricTest/enabled",
+				"the fabric test runs in a run's pods once, before a program that ends; a server's pods restart and stay; test the fabric with indexed-job, pytorchjob or mpijob, or disable steps.fabricTest"))
 		}
 	}
 	out = append(out, operatorVersions(w, pos)...)
@@ -436,9 +450,9 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
 			"mode %s has no precompile step (rayjob, mpijob and jobset have one); disable steps.precompile or change the mode", w.Mode)))
 	}
-	if w.Type == "inference" && w.Nodes > 1 && str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
+	if w.Type == "inference" && w.Nodes > 1 && w.Mode != "serve" && str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
-			"the built-in inference program is one process on one node: with workload.nodes %d it would start %d copies that each answer the prompt alone; use one node with enough devices, or give workload.script a program that runs across nodes (torchrun starts it on every node)",
+			"the built-in inference program is one process on one node: with workload.nodes %d it would start %d copies that each answer the prompt alone; to serve a model across nodes, use orchestration.mode: serve (vLLM or SGLang in a LeaderWorkerSet), or use one node with enough devices, or give workload.script a program that runs across nodes (torchrun starts it on every node)",
 			w.Nodes, w.Nodes)))
 	}
 	if boolean(w.V, "steps", "preprocess", "enabled") && len(list(w.V, "steps", "preprocess", "command")) == 0 {
@@ -471,8 +485,10 @@ func human(b float64) string {
 		return fmt.Sprintf("%.2f TB", b/1e12)
 	case b >= 1e9:
 		return fmt.Sprintf("%.1f GB", b/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.0f MB", b/1e6)
 	default:
-		return fmt.Sprintf("%.0f MB", math.Max(b/1e6, 1))
+		return fmt.Sprintf("%.0f kB", math.Max(b/1e3, 1))
 	}
 }
 

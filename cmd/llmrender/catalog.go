@@ -23,6 +23,7 @@ var modeFacts = map[string]struct{ Renders, Needs, Nodes string }{
 	"pytorchjob":  {"a Kubeflow PyTorchJob (elastic)", "Kubeflow training-operator", "1+"},
 	"rayjob":      {"a KubeRay RayCluster + RayJobs, Volcano gang scheduling", "KubeRay (+ Volcano)", "1+"},
 	"mpijob":      {"an MPI Operator MPIJob (v2beta1), launcher + workers", "MPI Operator", "1+"},
+	"serve":       {"an OpenAI-compatible server (vLLM, SGLang): a Deployment, or a LeaderWorkerSet for several nodes, + Service, PodDisruptionBudget, optional HPA or KEDA ScaledObject", "LeaderWorkerSet for several nodes", "1+"},
 }
 
 // runCatalog lists what values can select, with the facts the chart uses

@@ -163,6 +163,49 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// plan of a server: servers x (nodes x devices), the parallel sizes, the
+// fit with its figures, the endpoint and the start-up.
+func TestPlanServe(t *testing.T) {
+	r := runCLI(t, "", "plan", "-f", "../../examples/serving/serve-gke-h200-llama31-70b-instruct-lws.yaml")
+	if r.code != 0 {
+		t.Fatalf("exit %d %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"Compute:  1 server x (2 node(s) x 8 nvidia.com/gpu) = 16 device(s); tensor parallel 8 x pipeline parallel 2 per server",
+		"Server:   vllm (vllm/vllm-openai:v0.30.0) in LeaderWorkerSet/llm",
+		`Endpoint: http://llm-api.default.svc:8000/v1 (OpenAI API; model "meta-llama/Llama-3.1-70B-Instruct")`,
+		"the startup probe waits up to 34 min for /health",
+		"needs ~828 GB of 2.0 TB accelerator memory (41%): fits. Basis: bf16 weights 141.1 GB + KV cache 687.2 GB for 64 sequences x 32768 tokens",
+		"328 kB a token = 2 x 80 layers x 8 KV heads x 128 head dim x 2 bytes",
+		"of 2 node(s) x 8 x 141 GB x 0.9 (serving.memoryFraction) = 2.03 TB usable",
+		"spec.leaderWorkerTemplate.workerTemplate.spec: 1 pod(s) x 8 nvidia.com/gpu",
+		"Peak: 2 accelerator pod(s) at once for 1 server of 2 nodes."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runCLI(t, "", "plan", "-f", "../../examples/serving/serve-gke-h100-llama31-8b-instruct.yaml", "--set", "serving.autoscaling.kind=hpa,storage.storageClassName=standard-rwx", "-o", "json")
+	var p struct {
+		Serve struct {
+			Engine, Object, Endpoint, Model, Autoscaling string
+			Replicas, TensorParallel, PipelineParallel   int64
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, r.stdout)
+	}
+	if s := p.Serve; s.Engine != "vllm" || s.Object != "Deployment/llm" || s.Replicas != 4 || s.TensorParallel != 8 || s.PipelineParallel != 1 ||
+		s.Endpoint != "http://llm-api.default.svc:8000/v1" || !strings.HasPrefix(s.Autoscaling, "HorizontalPodAutoscaler/llm, 1 to 4 servers") {
+		t.Errorf("serve plan: %+v", p.Serve)
+	}
+	r = runCLI(t, "", "plan", "-f", "../../examples/serving/serve-cpu-tinyllama.yaml", "-o", "markdown")
+	for _, want := range []string{"| Server | vllm (vllm/vllm-openai-cpu:v0.28.0-x86_64) in Deployment/llm |", "| Endpoint |", "of 17 GB memory (14%)"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
 func TestCatalog(t *testing.T) {
 	r := runCLI(t, "", "catalog", "accelerators")
 	if r.code != 0 || !strings.Contains(r.stdout, "h100-mega-80gb") || !strings.Contains(r.stdout, "aws.amazon.com/neuron") {

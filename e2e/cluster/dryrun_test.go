@@ -63,6 +63,13 @@ func exampleSets(t *testing.T) []manifestSet {
 		Sources:    values.Sources{Files: []string{"../../examples/s1-gke-h100-llama3-finetune-single.yaml"}, Set: []string{"storage.size=200Gi"}},
 		PostRender: overlay.Apply,
 	})
+	// Servers with their autoscaler, Kueue's label and topology (a
+	// LeaderWorkerSet's leader and workers in one pod-set group); KEDA's
+	// ScaledObject is not among the CRDs served here.
+	for _, ex := range []string{"serve-gke-h100-llama31-8b-instruct", "serve-gke-h200-llama31-70b-instruct-lws"} {
+		render(ex+" with an HPA and a queue", "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{"../../examples/serving/" + ex + ".yaml"},
+			Set: []string{"serving.autoscaling.kind=hpa,kueue.queueName=q,kueue.requiredTopology=cloud.google.com/gce-topology-block,storage.storageClassName=standard-rwx"}}})
+	}
 	return sets
 }
 

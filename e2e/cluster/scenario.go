@@ -355,9 +355,38 @@ func (c *Cluster) unfinished(ctx context.Context, ns string, objs []*unstructure
 		}
 		if state, done := finished(live); !done {
 			out = append(out, ID(o)+": "+state)
+			continue
+		}
+		if o.GetKind() == "Service" {
+			if state, done := c.served(ctx, live); !done {
+				out = append(out, ID(o)+": "+state)
+			}
 		}
 	}
 	return out
+}
+
+// served tells whether a Service that selects pods and has a cluster IP
+// (one clients call, not a headless Service for peers' names) has a ready
+// endpoint, as the EndpointSlice controller publishes them.
+func (c *Cluster) served(ctx context.Context, svc *unstructured.Unstructured) (string, bool) {
+	ip, _, _ := unstructured.NestedString(svc.Object, "spec", "clusterIP")
+	selector, _, _ := unstructured.NestedMap(svc.Object, "spec", "selector")
+	if ip == "None" || len(selector) == 0 {
+		return "", true
+	}
+	slices, err := c.Client.DiscoveryV1().EndpointSlices(svc.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc.GetName()})
+	if err != nil {
+		return err.Error(), false
+	}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && *e.Conditions.Ready {
+				return "", true
+			}
+		}
+	}
+	return "no ready endpoint", false
 }
 
 // finished tells whether an object has done what it was applied for, and
@@ -389,14 +418,20 @@ func finished(o *unstructured.Unstructured) (string, bool) {
 		return "not Completed", cond("Completed")
 	case "TrainJob":
 		return "not Complete", cond("Complete")
-	case "LeaderWorkerSet":
-		return "not Available", cond("Available")
+	case "LeaderWorkerSet", "Deployment":
+		// Available, with every replica (a group: its leader and workers)
+		// ready: a Deployment that may be unavailable by one replica is
+		// Available with none.
+		want, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+		if !found {
+			want = 1
+		}
+		ready, _, _ := unstructured.NestedInt64(o.Object, "status", "readyReplicas")
+		return fmt.Sprintf("Available %v, %d of %d replicas ready", cond("Available"), ready, want), cond("Available") && ready >= want
 	case "RayJob":
 		deploy, _, _ := unstructured.NestedString(o.Object, "status", "jobDeploymentStatus")
 		status, _, _ := unstructured.NestedString(o.Object, "status", "jobStatus")
 		return fmt.Sprintf("jobDeploymentStatus %q, jobStatus %q", deploy, status), deploy == "Complete" && status == "SUCCEEDED"
-	case "Deployment":
-		return "not Available", cond("Available")
 	case "PersistentVolumeClaim":
 		phase, _, _ := unstructured.NestedString(o.Object, "status", "phase")
 		return "phase " + phase, phase == "Bound"

@@ -90,6 +90,12 @@ var examples = []struct {
 	{"s2-eks-trn1-llama2-pretrain-ray", eksNodes("trn1-32xlarge", 2), 2},
 	{"s3-mlx-fashion-mnist-pytorchjob", []NodeSpec{{Shape: "cpu", Count: 2, Zone: "zone-a"}}, 0},
 	{"s4-eks-trn1-llama2-pretrain-mpijob", eksNodes("trn1-32xlarge", 4), 4},
+	// Servers never complete: a server example has run when its
+	// Deployment or LeaderWorkerSet has every replica ready and its Service
+	// a ready endpoint.
+	{"serving/serve-gke-h100-llama31-8b-instruct", gkeNodes("h100-80gb", 1), 1},
+	{"serving/serve-gke-h200-llama31-70b-instruct-lws", gkeNodes("h200-141gb", 2), 2},
+	{"serving/serve-cpu-tinyllama", []NodeSpec{{Shape: "cpu", Count: 1, Zone: "zone-a"}}, 0},
 }
 
 func TestExamples(t *testing.T) {
@@ -160,6 +166,72 @@ func TestModes(t *testing.T) {
 			})
 		}
 	}
+}
+
+// Servers of every shape serve: on one node and across nodes, GPUs and
+// Trainium, vLLM and SGLang, several replicas on a shared claim, and a
+// server that downloads the weights itself. Each must reach every
+// replica ready (a LeaderWorkerSet's groups with all their pods) and a
+// Service with a ready endpoint, on exactly the accelerator nodes asked.
+func TestServe(t *testing.T) {
+	cases := []struct {
+		name  string
+		nodes []NodeSpec
+		peak  int
+		set   string
+		queue string // a Kueue LocalQueue the servers are queued in
+	}{
+		{"trn1-vllm-neuron", eksNodes("trn1-32xlarge", 1), 1,
+			"model.name=llama-3.1-8b-instruct,accelerator.profile=trn1-32xlarge,accelerator.devices=16,storage.storageClassName=gp3", ""},
+		{"h100-sglang-lws", gkeNodes("h100-mega-80gb", 2), 2,
+			"model.name=llama-3.1-70b-instruct,accelerator.profile=h100-mega-80gb,accelerator.devices=8,workload.nodes=2,serving.engine=sglang,serving.maxModelLen=8192,storage.storageClassName=standard-rwx", ""},
+		{"h100-replicas-shared-claim", gkeNodes("h100-80gb", 2), 2,
+			"model.name=llama-3.1-8b-instruct,accelerator.profile=h100-80gb,accelerator.devices=8,serving.replicas=2,storage.storageClassName=standard-rwx", ""},
+		{"a100-server-pulls", gkeNodes("a100-80gb", 1), 1,
+			"model.name=llama-3.1-8b-instruct,accelerator.profile=a100-80gb,accelerator.devices=8,download.enabled=false,storage.storageClassName=premium-rwo", ""},
+		{"h200-lws-two-groups", gkeNodes("h200-141gb", 4), 4,
+			"model.name=llama-3.1-70b-instruct,accelerator.profile=h200-141gb,accelerator.devices=8,workload.nodes=2,serving.replicas=2,storage.storageClassName=standard-rwx", ""},
+		{"h100-deployment-kueue", gkeNodes("h100-80gb", 1), 1,
+			"model.name=llama-3.1-8b-instruct,accelerator.profile=h100-80gb,accelerator.devices=8,kueue.queueName=team,storage.storageClassName=premium-rwo", "team"},
+		{"h200-lws-kueue", gkeNodes("h200-141gb", 2), 2,
+			"model.name=llama-3.1-70b-instruct,accelerator.profile=h200-141gb,accelerator.devices=8,workload.nodes=2,kueue.queueName=team,storage.storageClassName=standard-rwx", "team"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			set := "orchestration.mode=serve,workload.type=inference,download.tokenSecret.name=hf," + c.set
+			runScenario(t, Scenario{Name: fmt.Sprintf("serve%d", i), Apply: "shuffle:3", Nodes: c.nodes, Queue: c.queue}, c.peak, nil, set)
+		})
+	}
+}
+
+// A Service whose selector matches no server has no endpoint: the serve
+// scenarios' bar (a Service clients can reach) can fail.
+func TestServiceWithoutServersIsUnfinished(t *testing.T) {
+	t.Parallel()
+	objs, err := Render("neg-svc", []string{example("serving/serve-cpu-tinyllama")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Service" {
+			unstructured.SetNestedField(o.Object, "nobody", "spec", "selector", "app.kubernetes.io/component")
+		}
+	}
+	rep := run(t, Scenario{Name: "neg-svc", Objects: objs, Apply: "forward", Nodes: []NodeSpec{{Shape: "cpu", Count: 1, Zone: "zone-a"}}, Timeout: 20 * time.Second})
+	wantStuck(t, rep, 0, "Service/llm-api: no ready endpoint")
+}
+
+// Kueue manages the servers it is asked to: queued in a LocalQueue that
+// does not exist, a Deployment's pods stay gated and nothing serves.
+func TestServeQueuedNowhereWaits(t *testing.T) {
+	t.Parallel()
+	objs, err := Render("neg-kueue", []string{example("serving/serve-gke-h100-llama31-8b-instruct")}, []string{"kueue.queueName=nowhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, Scenario{Name: "neg-kueue", Objects: objs, Apply: "forward", Nodes: gkeNodes("h100-80gb", 1), Timeout: 20 * time.Second})
+	wantStuck(t, rep, 1, "Deployment/llm: Available false, 0 of 1 replicas ready")
 }
 
 // decodeFile reads objects from a testdata file.

@@ -12,7 +12,7 @@ import (
 
 // Folders are the folders under examples/ whose *.yaml files are values
 // files: "" for the scenarios, then one folder per theme.
-var Folders = []string{"", "fabric", "modes"}
+var Folders = []string{"", "fabric", "modes", "serving"}
 
 // Example is one values file.
 type Example struct {

@@ -2,13 +2,14 @@
 llm.container.main: the container that runs the model, with the profile's
 devices. Inputs (dict): root, ctx, name, command (YAML list, run through
 the fabric's wrapper; none keeps the image's entrypoint) or script (a bash
-script that does its own wrapping), extraEnv (YAML list, optional), extra
-(more container fields as YAML, optional).
+script that does its own wrapping), image (optional, instead of
+workload.image), extraEnv (YAML list, optional), extra (more container
+fields as YAML, optional).
 */}}
 {{- define "llm.container.main" -}}
 {{- $v := .root.Values -}}
 - name: {{ .name }}
-  image: {{ $v.workload.image | quote }}
+  image: {{ get . "image" | default $v.workload.image | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   {{- if get . "script" }}
   command:
@@ -191,7 +192,7 @@ added before the user's).
 {{- $c := .ctx -}}
 {{- $env := list (dict "name" "MODEL_ID" "value" (get $c.model "hfRepo" | default $v.model.name)) (dict "name" "MODEL_DIR" "value" $c.modelDir) -}}
 {{- with get $c.model "dataset" }}{{ $env = append $env (dict "name" "DATASET" "value" .) }}{{ end -}}
-{{- if and (eq $v.workload.type "inference") (not (or $v.workload.command $v.workload.script)) -}}
+{{- if and (eq $v.workload.type "inference") (not (or $v.workload.command $v.workload.script)) (ne $c.mode "serve") -}}
 {{- $env = concat $env (list (dict "name" "PROMPT" "value" $v.workload.prompt) (dict "name" "MAX_NEW_TOKENS" "value" (printf "%d" (int $v.workload.maxNewTokens)))) -}}
 {{- end -}}
 {{- with $v.output.uri }}{{ $env = append $env (dict "name" "OUTPUT_URI" "value" .) }}{{ end -}}

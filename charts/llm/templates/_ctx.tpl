@@ -44,8 +44,11 @@ Where the steps run ("stepsInPod"):
 {{- $markerDir := printf "%s/.llmrender" $mount -}}
 {{- $modelDir := printf "%s/models/%s" $mount $v.model.name -}}
 {{- if eq $v.model.format "meta" }}{{ $modelDir = printf "%s/%s" $mount (get $m "metaName" | default $v.model.name) }}{{ end -}}
-{{- /* Storage: which nodes can mount the claim. */ -}}
-{{- $access := $v.storage.accessMode | default (ternary "ReadWriteOnce" "ReadWriteMany" (eq $nodes 1)) -}}
+{{- /* Storage: which nodes can mount the claim. Every node of the run
+mounts it, and in serve mode every node of every server. */ -}}
+{{- $pods := $nodes -}}
+{{- if eq $mode "serve" }}{{ $pods = mul $nodes (include "llm.serve.replicas" $v | int) }}{{ end -}}
+{{- $access := $v.storage.accessMode | default (ternary "ReadWriteOnce" "ReadWriteMany" (eq (int $pods) 1)) -}}
 {{- $class := get ($v.catalog.storageClasses | default dict) ($v.storage.storageClassName | default "") | default dict -}}
 {{- $nodeLocal := or $v.storage.nodeLocal (get $class "nodeLocal" | default false) -}}
 {{- $singleNode := or $nodeLocal (has $access (list "ReadWriteOnce" "ReadWriteOncePod")) -}}
@@ -108,6 +111,7 @@ mode: {{ $mode | quote }}
 name: {{ $name | quote }}
 devices: {{ $devices }}
 nodes: {{ $nodes }}
+pods: {{ $pods }}
 worldSize: {{ mul $devices $nodes }}
 neuronCores: {{ mul $devices $cores }}
 procsPerNode: {{ ternary (mul $devices $cores) $devices $neuron }}

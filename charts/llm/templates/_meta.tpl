@@ -124,7 +124,9 @@ Inputs (dict): ctx, step.
 {{- if or (has .step (list "run" "precompile" "fabric-test")) (eq $c.mode "jobset") -}}
 {{- $kind = get (dict "pod" "Pod" "job" "Job" "indexed-job" "Job" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "rayjob" "RayJob" "jobset" "JobSet" "trainjob" "TrainJob") $c.mode -}}
 {{- $name = $c.name -}}
+{{- /* A server spans nodes in a LeaderWorkerSet, or runs in a Deployment. */ -}}
+{{- if eq $c.mode "serve" }}{{ $kind = ternary "LeaderWorkerSet" "Deployment" (gt (int $c.nodes) 1) }}{{ end -}}
 {{- end -}}
-{{- $group := get (dict "Job" "batch" "PyTorchJob" "kubeflow.org" "MPIJob" "kubeflow.org" "RayJob" "ray.io" "JobSet" "jobset.x-k8s.io" "TrainJob" "trainer.kubeflow.org") $kind -}}
+{{- $group := get (dict "Job" "batch" "PyTorchJob" "kubeflow.org" "MPIJob" "kubeflow.org" "RayJob" "ray.io" "JobSet" "jobset.x-k8s.io" "TrainJob" "trainer.kubeflow.org" "Deployment" "apps" "LeaderWorkerSet" "leaderworkerset.x-k8s.io") $kind -}}
 {{- toJson (dict "group" $group "kind" $kind "name" $name) -}}
 {{- end -}}

@@ -166,7 +166,9 @@ spec:
 {{/*
 llm.kueue.topology: the pod annotations of Kueue's topology-aware
 scheduling for the accelerator pods (input: the chart root). Slices apply
-to the pods of one JobSet replicated job (jobset and trainjob modes).
+to the pods of one JobSet replicated job (jobset and trainjob modes). A
+LeaderWorkerSet's leader and workers are two pod sets; one group name
+places them in the same domain.
 */}}
 {{- define "llm.kueue.topology" -}}
 {{- $k := .Values.kueue -}}
@@ -175,6 +177,9 @@ kueue.x-k8s.io/podset-required-topology: {{ . | quote }}
 {{- end }}
 {{- with $k.preferredTopology }}
 kueue.x-k8s.io/podset-preferred-topology: {{ . | quote }}
+{{- end }}
+{{- if and (or $k.requiredTopology $k.preferredTopology) (eq .Values.orchestration.mode "serve") (gt (int .Values.workload.nodes) 1) }}
+kueue.x-k8s.io/podset-group-name: server
 {{- end }}
 {{- if and $k.sliceTopology (has .Values.orchestration.mode (list "jobset" "trainjob")) }}
 kueue.x-k8s.io/podset-slice-required-topology: {{ $k.sliceTopology | quote }}

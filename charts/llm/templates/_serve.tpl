@@ -1,0 +1,303 @@
+{{/*
+Serving (orchestration.mode serve): an OpenAI-compatible server, vLLM or
+SGLang, holding the whole model on workload.nodes nodes. Facts about the
+engines (images per kind of accelerator, what each build can do, start-up
+time) are data in catalog.servers; the formulas are here, and
+rules/serve.go derives the same numbers for the rules and the plan (a test
+ties the two).
+*/}}
+
+{{/*
+llm.serve.replicas: the most servers that can run at once: serving.replicas,
+or autoscaling's maximum when it is on (the autoscaler owns the count then).
+They all mount the claim, so more than one makes it a shared
+(ReadWriteMany) claim. Input: the values.
+*/}}
+{{- define "llm.serve.replicas" -}}
+{{- $s := .serving -}}
+{{- if ne $s.autoscaling.kind "none" -}}
+{{- int $s.autoscaling.maxReplicas -}}
+{{- else -}}
+{{- int $s.replicas -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+llm.serve: what the serve templates derive, as JSON.
+
+  engine, platform  serving.engine; gpu, cpu or neuron (from the profile's resource)
+  build             catalog.servers.<engine>.platforms.<platform> (empty when there is none)
+  image             serving.image, or the build's
+  tp, pp            tensor and pipeline parallel sizes
+  lws               true when a server spans nodes (a LeaderWorkerSet)
+  kind, group       the run's object: Deployment (apps) or LeaderWorkerSet
+  service           the Service's name (<release>-api; a LeaderWorkerSet
+                    makes a headless Service of its own name)
+  model             what the server loads: the claim's copy when the download
+                    step fetches it, or the Hugging Face repository
+  pulls             true when the server downloads the weights itself
+  servedName        the model name clients ask for
+  maxModelLen       serving.maxModelLen, or the model's context length up to 8192
+  kvBytes           the KV cache of maxNumSeqs sequences of maxModelLen tokens
+  startupMinutes    the startup probe's allowance
+  env               environment the server adds (a list)
+
+Inputs (dict): root, ctx.
+*/}}
+{{- define "llm.serve" -}}
+{{- $v := .root.Values -}}
+{{- $c := .ctx -}}
+{{- $s := $v.serving -}}
+{{- $m := $c.model -}}
+{{- $platform := "gpu" -}}
+{{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ end -}}
+{{- $server := get $v.catalog.servers $s.engine | default dict -}}
+{{- $build := get (get $server "platforms" | default dict) $platform | default dict -}}
+{{- $tp := int $s.tensorParallel | default (int $c.procsPerNode) | int -}}
+{{- $pp := int $s.pipelineParallel | default (int $c.nodes) | int -}}
+{{- $lws := gt (int $c.nodes) 1 -}}
+{{- $pulls := true -}}
+{{- range $c.steps }}{{ if eq .name "download" }}{{ $pulls = false }}{{ end }}{{ end -}}
+{{- $repo := get $m "hfRepo" | default $v.model.name -}}
+{{- /* The KV cache: keys and values (2) of every layer for every KV head
+a GPU holds (vLLM copies a KV head to each of the tensor-parallel GPUs
+when there are fewer heads than GPUs), head_dim wide, in 2 bytes. */ -}}
+{{- $heads := int (get $m "heads" | default 1) -}}
+{{- $kvHeads := int (get $m "kvHeads" | default $heads) -}}
+{{- $perToken := mul 2 (int (get $m "layers" | default 0)) (max $kvHeads $tp) (div (int (get $m "hidden" | default 0)) (max 1 $heads)) 2 -}}
+{{- $maxLen := int $s.maxModelLen | default (min (int (get $m "contextLength" | default 8192)) 8192) | int -}}
+{{- $kvBytes := mul $perToken $maxLen (int $s.maxNumSeqs) -}}
+{{- /* Start-up: the engine's own (compiling, CUDA graphs) plus reading
+the weights at ~100 MB/s (6 GB a minute), twice that when the server first
+downloads them. */ -}}
+{{- $read := div (add (int64 $m.checkpointBytes) 5999999999) 6000000000 -}}
+{{- if $pulls }}{{ $read = mul $read 2 }}{{ end -}}
+{{- $startup := int $s.startupMinutes | default (add (int (get $build "startupMinutes" | default 10)) $read) | int -}}
+{{- $env := list -}}
+{{- if $pulls -}}
+{{- /* The server's download cache is on the claim: a restarted server
+does not download again. */ -}}
+{{- $env = append $env (dict "name" "HF_HOME" "value" (printf "%s/huggingface" $v.storage.mountPath)) -}}
+{{- end -}}
+{{- if eq $platform "neuron" -}}
+{{- /* Neuron: the compiled model is kept on the claim, in a directory
+named after what it was compiled for; the server compiles it there on its
+first start and loads it afterwards. */ -}}
+{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" (int $s.maxNumSeqs) "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
+{{- $env = append $env (dict "name" "NEURON_COMPILED_ARTIFACTS" "value" (printf "%s/neuron-compiled/%s-%s" $v.storage.mountPath $v.model.name (toJson $in | sha256sum | trunc 12))) -}}
+{{- end -}}
+{{- if eq $platform "cpu" -}}
+{{- /* vLLM on CPU sizes its KV cache from this variable, in GiB. */ -}}
+{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (printf "%d" (max 1 (div (add $kvBytes 1073741823) 1073741824)))) -}}
+{{- end -}}
+{{- $env = concat $env (get $build "env" | default list) -}}
+{{- toJson (dict
+  "engine" $s.engine
+  "platform" $platform
+  "build" $build
+  "image" ($s.image | default (get $build "image") | default "")
+  "tp" $tp
+  "pp" $pp
+  "lws" $lws
+  "kind" (ternary "LeaderWorkerSet" "Deployment" $lws)
+  "group" (ternary "leaderworkerset.x-k8s.io" "apps" $lws)
+  "apiVersion" (ternary "leaderworkerset.x-k8s.io/v1" "apps/v1" $lws)
+  "service" (printf "%s-api" $c.name)
+  "model" (ternary $repo $c.modelDir $pulls)
+  "pulls" $pulls
+  "servedName" ($s.servedModelName | default $repo)
+  "queueMetric" (get $server "queueMetric" | default "")
+  "maxModelLen" $maxLen
+  "kvBytes" $kvBytes
+  "startupMinutes" $startup
+  "env" $env) -}}
+{{- end -}}
+
+{{/*
+llm.serve.command: the server's command line, as a YAML list. A server
+that spans nodes runs one process per node; each finds the leader and its
+own rank from the variables the LeaderWorkerSet gives every container
+(LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX). vLLM's workers run
+headless (no API server); SGLang's nodes take the same arguments.
+Inputs (dict): root, serve (llm.serve), role ("leader", "worker", or ""
+for a one-node server).
+*/}}
+{{- define "llm.serve.command" -}}
+{{- $v := .root.Values -}}
+{{- $s := $v.serving -}}
+{{- $p := .serve -}}
+{{- $args := list -}}
+{{- if eq $p.engine "sglang" -}}
+{{- $args = list "python3" "-m" "sglang.launch_server"
+  (printf "--model-path=%s" $p.model)
+  (printf "--served-model-name=%s" $p.servedName)
+  "--host=0.0.0.0"
+  (printf "--port=%d" (int $s.port))
+  (printf "--tp-size=%d" (int $p.tp))
+  (printf "--pp-size=%d" (int $p.pp))
+  (printf "--context-length=%d" (int $p.maxModelLen))
+  (printf "--max-running-requests=%d" (int $s.maxNumSeqs))
+  (printf "--mem-fraction-static=%v" $s.memoryFraction)
+  "--enable-metrics" -}}
+{{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
+{{- if $p.lws -}}
+{{- $args = concat $args (list "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)") -}}
+{{- end -}}
+{{- else -}}
+{{- $args = list "vllm" "serve" $p.model
+  (printf "--served-model-name=%s" $p.servedName)
+  "--host=0.0.0.0"
+  (printf "--port=%d" (int $s.port))
+  (printf "--tensor-parallel-size=%d" (int $p.tp))
+  (printf "--pipeline-parallel-size=%d" (int $p.pp))
+  (printf "--max-model-len=%d" (int $p.maxModelLen))
+  (printf "--max-num-seqs=%d" (int $s.maxNumSeqs)) -}}
+{{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
+from the two lengths above. */ -}}
+{{- if eq $p.platform "gpu" }}{{ $args = append $args (printf "--gpu-memory-utilization=%v" $s.memoryFraction) }}{{ end -}}
+{{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
+{{- if $p.lws -}}
+{{- $args = concat $args (list "--distributed-executor-backend=mp" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)" "--master-addr=$(LWS_LEADER_ADDRESS)") -}}
+{{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml (concat $args $s.args) -}}
+{{- end -}}
+
+{{/*
+llm.serve.probes: the ports and probes of a container that answers HTTP
+(a one-node server, or a leader), as YAML container fields. The startup
+probe holds the others until the model is loaded (and, on Neuron,
+compiled), for serve.startupMinutes; afterwards a server that stops
+answering /health is taken out of the Service, and restarted after half a
+minute.
+Inputs (dict): root, serve (llm.serve).
+*/}}
+{{- define "llm.serve.probes" -}}
+{{- $port := int .root.Values.serving.port -}}
+{{- $health := dict "httpGet" (dict "path" "/health" "port" "http") -}}
+ports:
+  - name: http
+    containerPort: {{ $port }}
+startupProbe:
+  {{- toYaml (merge (dict "periodSeconds" 10 "failureThreshold" (mul (int .serve.startupMinutes) 6)) $health) | nindent 2 }}
+readinessProbe:
+  {{- toYaml (merge (dict "periodSeconds" 5 "timeoutSeconds" 5 "failureThreshold" 3) $health) | nindent 2 }}
+livenessProbe:
+  {{- toYaml (merge (dict "periodSeconds" 10 "timeoutSeconds" 5 "failureThreshold" 3) $health) | nindent 2 }}
+{{- end -}}
+
+{{/*
+llm.serve.pod: the pod template of a server (role "" for a one-node
+server, or "leader" / "worker" in a LeaderWorkerSet): an accelerator pod,
+so it carries the profile's fabric, that waits for the steps before it
+(the download's marker) and runs the server.
+Inputs (dict): root, ctx, serve (llm.serve), role.
+*/}}
+{{- define "llm.serve.pod" -}}
+{{- $root := .root -}}
+{{- $p := .serve -}}
+{{- $http := ne .role "worker" -}}
+{{- /* workload.command replaces the server's command line, as it replaces
+the program in every mode. */ -}}
+{{- $command := include "llm.serve.command" (dict "root" $root "serve" $p "role" .role) -}}
+{{- with $root.Values.workload.command }}{{ $command = toYaml . }}{{ end -}}
+{{- $container := include "llm.container.main" (dict "root" $root "ctx" .ctx "name" "server" "image" $p.image
+  "command" $command
+  "extraEnv" (toYaml $p.env)
+  "extra" (ternary (include "llm.serve.probes" (dict "root" $root "serve" $p)) "" $http)) -}}
+{{- $pod := dict "root" $root "ctx" .ctx "component" "run" "accelerator" true
+  "initContainers" (include "llm.container.before" (dict "root" $root "ctx" .ctx))
+  "containers" $container -}}
+{{- with .role }}{{ $_ := set $pod "role" . }}{{ end -}}
+{{- include "llm.pod.template" $pod -}}
+{{- end -}}
+
+{{/*
+llm.serve.selector: the labels that select every server pod of the
+release. Input: the chart root.
+*/}}
+{{- define "llm.serve.selector" -}}
+app.kubernetes.io/name: llm
+app.kubernetes.io/instance: {{ .Release.Name | quote }}
+app.kubernetes.io/component: run
+{{- end -}}
+
+{{/*
+llm.rules.serve: the serving rules plain Helm can decide (LR014, LR021,
+LR009 for a server that downloads), with llmrender's messages, as a JSON
+list of failures. rules/serve.go is the other copy.
+Inputs (dict): root, ctx, waived.
+*/}}
+{{- define "llm.rules.serve" -}}
+{{- $v := .root.Values -}}
+{{- $c := .ctx -}}
+{{- $s := $v.serving -}}
+{{- $m := $c.model -}}
+{{- $failures := list -}}
+{{- if eq $c.mode "serve" -}}
+{{- $p := include "llm.serve" (dict "root" .root "ctx" $c) | fromJson -}}
+{{- if and (ne $v.workload.type "inference") (not (has "LR014" .waived)) -}}
+{{- $failures = append $failures (printf "LR014: /workload/type: mode serve runs an inference server; a %s workload needs a training mode (job, indexed-job, pytorchjob, rayjob, mpijob)" $v.workload.type) -}}
+{{- end -}}
+{{- if not (has "LR021" .waived) -}}
+{{- $heads := int (get $m "heads" | default 0) -}}
+{{- $kvHeads := int (get $m "kvHeads" | default $heads) -}}
+{{- $tp := int $p.tp -}}
+{{- $pp := int $p.pp -}}
+{{- $procs := mul (int $c.nodes) (int $c.procsPerNode) -}}
+{{- if not (get $m "hfRepo") -}}
+{{- $failures = append $failures (printf "LR021: /model/name: %s has no Hugging Face repository, so no server can load it" $v.model.name) -}}
+{{- else if eq $v.model.format "meta" -}}
+{{- $failures = append $failures "LR021: /model/format: vLLM and SGLang load Hugging Face checkpoints; use model.format: hf" -}}
+{{- end -}}
+{{- if not $p.build -}}
+{{- $failures = append $failures (printf "LR021: /serving/engine: %s has no build for %s (%s accelerators); builds: %s" $s.engine $v.accelerator.profile $p.platform (keys (get (get $v.catalog.servers $s.engine | default dict) "platforms" | default dict) | sortAlpha | join ", ")) -}}
+{{- else if and $p.lws (not (get $p.build "multiNode")) -}}
+{{- $failures = append $failures (printf "LR021: /workload/nodes: %s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)" $s.engine $p.platform (int $c.nodes)) -}}
+{{- else if and (gt $pp 1) (not (get $p.build "pipeline")) -}}
+{{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %s on %s has no pipeline parallelism; use serving.pipelineParallel: 1" $s.engine $p.platform) -}}
+{{- end -}}
+{{- /* A tensor parallel size derived from the hardware is the devices'
+doing: point there, and say which device counts would do. */ -}}
+{{- $tpAt := "/serving/tensorParallel" -}}
+{{- $tpWhy := "" -}}
+{{- $fix := "set serving.tensorParallel (and serving.pipelineParallel) so that it does" -}}
+{{- if le (int $s.tensorParallel) 0 -}}
+{{- $tpAt = ternary "/accelerator/devices" "/accelerator/profile" (gt (int $v.accelerator.devices) 0) -}}
+{{- $tpWhy = printf " (a node's %d %s, as serving.tensorParallel 0 derives it)" (int $c.procsPerNode) (ternary "logical NeuronCores" "devices" $c.neuron) -}}
+{{- $perDevice := div (int $c.procsPerNode) (int $c.devices) -}}
+{{- $ok := list -}}
+{{- range $i := until (int $c.acc.devicesPerNode) -}}
+{{- $d := sub (int $c.acc.devicesPerNode) $i -}}
+{{- $t := mul $d $perDevice -}}
+{{- if and (gt $heads 0) (eq (mod $heads $t) 0) (or (le $kvHeads 0) (eq (mod (max $kvHeads $t) (min $kvHeads $t)) 0)) }}{{ $ok = append $ok (toString $d) }}{{ end -}}
+{{- end -}}
+{{- $fix = printf "request a number of devices per node whose tensor parallel size does%s" (ternary (printf " (accelerator.devices: %s)" (join ", " $ok)) "" (gt (len $ok) 0)) -}}
+{{- end -}}
+{{- if and (gt $heads 0) (ne (mod $heads $tp) 0) -}}
+{{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s does not divide the %d attention heads of %s: each device must hold whole heads; %s" $tpAt $tp $tpWhy $heads $v.model.name $fix) -}}
+{{- else if and (gt $kvHeads 0) (ne (mod (max $kvHeads $tp) (min $kvHeads $tp)) 0) -}}
+{{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s" $tpAt $tp $tpWhy $kvHeads $v.model.name $fix) -}}
+{{- end -}}
+{{- if and $c.acc.resource (ne (mul $tp $pp) $procs) -}}
+{{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $c.nodes) (int $c.procsPerNode) $procs) -}}
+{{- end -}}
+{{- if gt $pp (int (get $m "layers" | default $pp)) -}}
+{{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %d pipeline stages for the %d layers of %s" $pp (int (get $m "layers")) $v.model.name) -}}
+{{- end -}}
+{{- with get $m "contextLength" -}}
+{{- if gt (int $p.maxModelLen) (int .) -}}
+{{- $failures = append $failures (printf "LR021: /serving/maxModelLen: %d tokens, but %s's context length is %d" (int $p.maxModelLen) $v.model.name (int .)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (ne $s.autoscaling.kind "none") (gt (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}
+{{- $failures = append $failures (printf "LR021: /serving/autoscaling/minReplicas: %d is more than maxReplicas %d" (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $p.pulls (get $m "gated") (not (get ($v.download.tokenSecret | default dict) "name")) (not (has "LR009" .waived)) -}}
+{{- $failures = append $failures (printf "LR009: /model/name: %s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)" (get $m "hfRepo")) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $failures -}}
+{{- end -}}

@@ -1,0 +1,136 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/llmrender/llmrender/rules"
+	"github.com/llmrender/llmrender/values"
+)
+
+// The chart (templates/_serve.tpl) and the rules (rules/serve.go) derive
+// the same server: parallel sizes, image, replicas, nodes per server and
+// the startup probe's allowance. Render servers of every accelerator,
+// engine and shape and compare what the objects say with what the rules
+// and the plan use.
+func TestServeChartAndRulesAgree(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	accels := values.SortedKeys(c.Values["catalog"].(map[string]any)["accelerators"].(map[string]any))
+	variants := []string{
+		"",
+		"serving.engine=sglang",
+		"download.enabled=false,serving.autoscaling.kind=hpa,serving.autoscaling.maxReplicas=3",
+		"serving.replicas=2,serving.startupMinutes=42,serving.maxModelLen=4096",
+	}
+	compared, refused := 0, map[string]int{}
+	for _, model := range []string{"tinyllama-1.1b", "llama-3.1-8b-instruct", "llama-3.1-70b-instruct"} {
+		for _, acc := range accels {
+			for _, nodes := range []int{1, 2} {
+				for _, variant := range variants {
+					set := fmt.Sprintf("orchestration.mode=serve,model.name=%s,accelerator.profile=%s,accelerator.devices=0,workload.nodes=%d,download.tokenSecret.name=hf,storage.storageClassName=standard-rwx", model, acc, nodes)
+					if variant != "" {
+						set += "," + variant
+					}
+					res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{set}}})
+					var failed *rules.Failed
+					if errors.As(err, &failed) {
+						for _, f := range failed.Findings {
+							refused[f.Rule]++
+						}
+						continue
+					}
+					if err != nil {
+						t.Fatalf("%s: %v", set, err)
+					}
+					compareServer(t, set, res)
+					compared++
+				}
+			}
+		}
+	}
+	t.Logf("%d servers compared; refusals by rule: %v", compared, refused)
+	if compared < 50 || refused["LR021"] == 0 {
+		t.Errorf("only %d servers compared (refusals %v); the test proves little", compared, refused)
+	}
+}
+
+func compareServer(t *testing.T, set string, res *Result) {
+	t.Helper()
+	w, _ := rules.NewWorkload(res.Values, res.Positions)
+	s := w.Server()
+	objs, err := Decode(res.Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run map[string]any
+	for _, o := range objs {
+		if k := o.Doc["kind"]; k == "Deployment" || k == "LeaderWorkerSet" {
+			run = o.Doc
+		}
+	}
+	if run == nil {
+		t.Errorf("%s: no Deployment or LeaderWorkerSet", set)
+		return
+	}
+	spec := run["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	nodes := int64(1)
+	if run["kind"] == "LeaderWorkerSet" {
+		lwt := spec["leaderWorkerTemplate"].(map[string]any)
+		tmpl = lwt["leaderTemplate"].(map[string]any)
+		nodes = toInt(lwt["size"])
+	}
+	if nodes != w.Nodes {
+		t.Errorf("%s: %d nodes per server rendered, the rules count %d", set, nodes, w.Nodes)
+	}
+	if r, ok := spec["replicas"]; ok && toInt(r) != s.Replicas {
+		t.Errorf("%s: %d replicas rendered, the rules count %d", set, toInt(r), s.Replicas)
+	}
+	var server map[string]any
+	for _, ct := range tmpl["spec"].(map[string]any)["containers"].([]any) {
+		if m := ct.(map[string]any); m["name"] == "server" {
+			server = m
+		}
+	}
+	if server == nil {
+		t.Errorf("%s: no server container", set)
+		return
+	}
+	if server["image"] != s.Image {
+		t.Errorf("%s: image %v rendered, the rules say %s", set, server["image"], s.Image)
+	}
+	argv := fmt.Sprint(server["command"])
+	tp, pp := "--tensor-parallel-size=", "--pipeline-parallel-size="
+	if s.Engine == "sglang" {
+		tp, pp = "--tp-size=", "--pp-size="
+	}
+	for flag, want := range map[string]int64{tp: s.TP, pp: s.PP, "--max-model-len=": s.MaxModelLen, "--context-length=": s.MaxModelLen} {
+		if (flag == "--max-model-len=") == (s.Engine == "sglang") {
+			continue
+		}
+		if !strings.Contains(argv, fmt.Sprintf("%s%d ", flag, want)) && !strings.Contains(argv, fmt.Sprintf("%s%d]", flag, want)) {
+			t.Errorf("%s: the command lacks %s%d: %s", set, flag, want, argv)
+		}
+	}
+	probe, _ := server["startupProbe"].(map[string]any)
+	if got := toInt(probe["failureThreshold"]) * toInt(probe["periodSeconds"]); got != s.StartupMinutes*60 {
+		t.Errorf("%s: the startup probe allows %d s, the plan says %d min", set, got, s.StartupMinutes)
+	}
+}
+
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return -1
+}

@@ -1,0 +1,109 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmrender/llmrender/rules"
+)
+
+// Serve is the server of orchestration.mode serve: what runs it, its
+// parallelism, where clients reach it and how long it takes to start.
+type Serve struct {
+	Engine           string `json:"engine"`
+	Image            string `json:"image"`
+	Object           string `json:"object"`   // Deployment/<name> or LeaderWorkerSet/<name>
+	Replicas         int64  `json:"replicas"` // servers (the most, with autoscaling)
+	NodesPerServer   int64  `json:"nodesPerServer"`
+	TensorParallel   int64  `json:"tensorParallel"`
+	PipelineParallel int64  `json:"pipelineParallel"`
+	// Autoscaling names the autoscaler and what it watches, "" without one.
+	Autoscaling string `json:"autoscaling,omitempty"`
+	// Endpoint is the OpenAI API's base URL inside the cluster (the
+	// Service's name and port, and /v1); Model the name clients ask for.
+	Endpoint string `json:"endpoint"`
+	Model    string `json:"model"`
+	// Startup says what a server does before it answers, and how long the
+	// startup probe waits; StartupMinutes is that allowance.
+	Startup        string `json:"startup"`
+	StartupMinutes int64  `json:"startupMinutes"`
+}
+
+// serveOf reads the server from the values and the rendered objects.
+func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoint float64) *Serve {
+	s := w.Server()
+	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: w.Nodes,
+		TensorParallel: s.TP, PipelineParallel: s.PP, Model: s.ServedName, StartupMinutes: s.StartupMinutes}
+	for _, o := range objs {
+		kind, _ := o.Doc["kind"].(string)
+		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
+		if comp != "run" {
+			continue
+		}
+		switch kind {
+		case "Deployment", "LeaderWorkerSet":
+			out.Object = kind + "/" + name(o)
+		case "HorizontalPodAutoscaler", "ScaledObject":
+			out.Autoscaling = fmt.Sprintf("%s/%s, %d to %d servers on the queue (%s per server)", kind, name(o),
+				int64Of(w.V, "serving", "autoscaling", "minReplicas"), int64Of(w.V, "serving", "autoscaling", "maxReplicas"), queueTarget(w))
+		case "Service":
+			spec, _ := o.Doc["spec"].(map[string]any)
+			if spec["clusterIP"] == "None" {
+				continue
+			}
+			port := any("")
+			if ports := asList(spec["ports"]); len(ports) > 0 {
+				port = ports[0].(map[string]any)["port"]
+			}
+			out.Endpoint = fmt.Sprintf("http://%s.%s.svc:%v/v1", name(o), namespace, port)
+		}
+	}
+	read := fmt.Sprintf("~%d min for %s at %s/s", max(1, int(checkpoint/downloadRate/60+0.5)), bytesText(checkpoint), bytesText(downloadRate))
+	var parts []string
+	if s.Pulls {
+		parts = append(parts, "each server downloads the weights from Hugging Face into the claim's cache, then loads them ("+read+", each)")
+	} else {
+		parts = append(parts, "the download step fetches the weights once, before any server starts; each server then loads them ("+read+")")
+	}
+	if s.Platform == "neuron" {
+		parts = append(parts, "the first start compiles the model for Neuron (hours), kept on the claim for the next")
+	}
+	parts = append(parts, fmt.Sprintf("the startup probe waits up to %d min for /health before a restart", s.StartupMinutes))
+	out.Startup = strings.Join(parts, "; ")
+	return out
+}
+
+func queueTarget(w *rules.Workload) string {
+	return fmt.Sprintf("%d waiting", int64Of(w.V, "serving", "autoscaling", "targetQueueLength"))
+}
+
+func int64Of(v map[string]any, path ...string) int64 {
+	var cur any = v
+	for _, p := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[p]
+	}
+	return int64(number(map[string]any{"n": cur}, "n"))
+}
+
+// serveLine is the compute of a server: servers x (nodes x devices).
+func serveLine(s *Serve, c Compute) string {
+	if c.Resource == "" {
+		return fmt.Sprintf("%s x %s, no accelerator; tensor parallel %d x pipeline parallel %d", plural(s.Replicas, "server"), plural(s.NodesPerServer, "node"), s.TensorParallel, s.PipelineParallel)
+	}
+	return fmt.Sprintf("%s x (%d node(s) x %d %s) = %d device(s); tensor parallel %d x pipeline parallel %d per server",
+		plural(s.Replicas, "server"), s.NodesPerServer, c.DevicesPerNode, c.Resource, s.Replicas*c.Devices, s.TensorParallel, s.PipelineParallel)
+}
+
+// serverLines are the plan's lines about a server, label first.
+func serverLines(s *Serve) [][2]string {
+	lines := [][2]string{
+		{"Server", fmt.Sprintf("%s (%s) in %s", s.Engine, s.Image, s.Object)},
+		{"Endpoint", fmt.Sprintf("%s (OpenAI API; model %q)", s.Endpoint, s.Model)},
+		{"Start-up", s.Startup},
+	}
+	if s.Autoscaling != "" {
+		lines = append(lines, [2]string{"Scaling", s.Autoscaling})
+	}
+	return lines
+}

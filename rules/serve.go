@@ -1,0 +1,331 @@
+package rules
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/llmrender/llmrender/values"
+)
+
+// Serving (orchestration.mode serve): an OpenAI-compatible server, vLLM or
+// SGLang, that holds the whole model on workload.nodes nodes. The chart
+// derives the same numbers in templates/_serve.tpl; a test renders the
+// matrix and compares the two.
+
+// Server is a server of orchestration.mode serve, as the chart derives it.
+type Server struct {
+	Engine   string         // serving.engine
+	Platform string         // gpu, cpu or neuron, from the profile's resource
+	Build    map[string]any // catalog.servers.<engine>.platforms.<platform>; nil when there is none
+	Image    string
+	// Tensor and pipeline parallel sizes: serving.*, or the devices of a
+	// node (its logical NeuronCores) and the nodes.
+	TP, PP int64
+	// Replicas is the most servers at once: serving.replicas, or
+	// autoscaling's maximum when it is on.
+	Replicas int64
+	// Pulls is true when the server downloads the weights itself (no
+	// download step before it).
+	Pulls      bool
+	ServedName string
+	// MaxModelLen is serving.maxModelLen, or the model's context length up
+	// to 8192; MaxNumSeqs the sequences a server runs at once.
+	MaxModelLen, MaxNumSeqs int64
+	// MemoryFraction is the share of a GPU's memory the server takes.
+	MemoryFraction float64
+	// KVBytesPerToken is the KV cache of one token on all the server's
+	// devices: keys and values of every layer, for every KV head a device
+	// holds (vLLM copies a KV head to each tensor-parallel device when there
+	// are fewer heads than devices), head_dim wide, 2 bytes each.
+	KVBytesPerToken int64
+	KVHeadsHeld     int64 // max(KV heads, TP)
+	HeadDim         int64
+	// StartupMinutes is the startup probe's allowance.
+	StartupMinutes int64
+}
+
+// Server derives the server of the values (meaningful in mode serve).
+func (w *Workload) Server() Server {
+	s := Server{Engine: str(w.V, "serving", "engine"), Platform: "gpu", Image: str(w.V, "serving", "image"),
+		MaxModelLen: integer(w.V, "serving", "maxModelLen"), MaxNumSeqs: integer(w.V, "serving", "maxNumSeqs")}
+	switch res := str(w.Acc, "resource"); {
+	case strings.HasPrefix(res, "aws.amazon.com/neuron"):
+		s.Platform = "neuron"
+	case res == "":
+		s.Platform = "cpu"
+	}
+	s.Build = mapAt(w.V, "catalog", "servers", s.Engine, "platforms", s.Platform)
+	if s.Image == "" {
+		s.Image = str(s.Build, "image")
+	}
+	if s.MaxModelLen <= 0 {
+		s.MaxModelLen = 8192
+		if ctx := integer(w.Model, "contextLength"); ctx > 0 {
+			s.MaxModelLen = min(ctx, 8192)
+		}
+	}
+	s.TP = integer(w.V, "serving", "tensorParallel")
+	if s.TP <= 0 {
+		s.TP = w.ProcsPerNode()
+	}
+	s.PP = integer(w.V, "serving", "pipelineParallel")
+	if s.PP <= 0 {
+		s.PP = w.Nodes
+	}
+	s.Replicas = max(1, integer(w.V, "serving", "replicas"))
+	if w.autoscales() {
+		s.Replicas = max(1, integer(w.V, "serving", "autoscaling", "maxReplicas"))
+	}
+	s.Pulls = !w.downloads()
+	s.ServedName = str(w.V, "serving", "servedModelName")
+	if s.ServedName == "" {
+		s.ServedName = str(w.Model, "hfRepo")
+	}
+	if s.ServedName == "" {
+		s.ServedName = w.ModelName
+	}
+	s.MemoryFraction, _ = num(w.V, "serving", "memoryFraction")
+	heads := max(integer(w.Model, "heads"), 1)
+	kv := integer(w.Model, "kvHeads")
+	if kv <= 0 {
+		kv = heads
+	}
+	s.KVHeadsHeld = max(kv, s.TP)
+	s.HeadDim = integer(w.Model, "hidden") / heads
+	s.KVBytesPerToken = 2 * integer(w.Model, "layers") * s.KVHeadsHeld * s.HeadDim * 2
+	// Start-up: the engine's own (compiling, CUDA graphs), plus reading
+	// the weights at ~100 MB/s (6 GB a minute), twice that when the server
+	// first downloads them.
+	s.StartupMinutes = integer(w.V, "serving", "startupMinutes")
+	if s.StartupMinutes <= 0 {
+		read := (integer(w.Model, "checkpointBytes") + 5999999999) / 6000000000
+		if s.Pulls {
+			read *= 2
+		}
+		base := integer(s.Build, "startupMinutes")
+		if _, ok := num(s.Build, "startupMinutes"); !ok {
+			base = 10
+		}
+		s.StartupMinutes = base + read
+	}
+	return s
+}
+
+// autoscales tells whether an autoscaler owns the servers' count.
+func (w *Workload) autoscales() bool {
+	kind := str(w.V, "serving", "autoscaling", "kind")
+	return kind != "" && kind != "none"
+}
+
+// ProcsPerNode is what one node runs: a process per GPU, or per logical
+// NeuronCore on Trainium.
+func (w *Workload) ProcsPerNode() int64 { return w.Devices * w.NeuronCoresPerDevice() }
+
+// downloads tells whether the download step runs before the run: it is
+// enabled and has something to fetch.
+func (w *Workload) downloads() bool {
+	if !boolean(w.V, "download", "enabled") {
+		return false
+	}
+	return str(w.V, "download", "source") != "huggingface" || str(w.Model, "hfRepo") != ""
+}
+
+// Pods is how many pods mount the claim at once: every node of the run,
+// and in serve mode every node of every server.
+func (w *Workload) Pods() int64 {
+	if w.Mode == "serve" && w.Model != nil {
+		return w.Nodes * w.Server().Replicas
+	}
+	return w.Nodes
+}
+
+// podsText says who mounts the claim, for messages: "2 nodes", or "4
+// server pods" when servers add to the nodes.
+func (w *Workload) podsText() string {
+	if p := w.Pods(); p != w.Nodes {
+		return fmt.Sprintf("%d server pods", p)
+	}
+	return fmt.Sprintf("%d nodes", w.Nodes)
+}
+
+// serveEstimate is LR008's estimate for a server: the bf16 weights and a
+// KV cache for maxNumSeqs sequences of maxModelLen tokens, against what
+// the server may use: serving.memoryFraction of the GPUs' memory, all of
+// the NeuronCores' (Neuron sizes its cache from the two lengths), or the
+// pod's memory on CPU.
+func serveEstimate(w *Workload, params float64) Estimate {
+	s := w.Server()
+	weights := params * 2
+	tokens := float64(s.MaxModelLen * s.MaxNumSeqs)
+	cache := float64(s.KVBytesPerToken) * tokens
+	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: float64(s.KVBytesPerToken * s.MaxModelLen),
+		Basis: fmt.Sprintf("bf16 weights %s + KV cache %s for %d sequences x %d tokens (serving.maxNumSeqs x maxModelLen; %s a token = 2 x %d layers x %d KV heads x %d head dim x 2 bytes)",
+			human(weights), human(cache), s.MaxNumSeqs, s.MaxModelLen, human(float64(s.KVBytesPerToken)), integer(w.Model, "layers"), s.KVHeadsHeld, s.HeadDim)}
+	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
+	switch s.Platform {
+	case "cpu":
+		mem := podMemory(w)
+		e.HaveBytes = float64(w.Nodes) * mem
+		e.HaveBasis = fmt.Sprintf("%d node(s) x %s of pod memory = %s available", w.Nodes, human(mem), human(e.HaveBytes))
+	case "neuron":
+		e.HaveBytes = float64(w.Nodes*w.Devices) * perDevice * 1e9
+		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB = %s available", w.Nodes, w.Devices, perDevice, human(e.HaveBytes))
+	default:
+		e.HaveBytes = float64(w.Nodes*w.Devices) * perDevice * 1e9 * s.MemoryFraction
+		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB x %g (serving.memoryFraction) = %s usable", w.Nodes, w.Devices, perDevice, s.MemoryFraction, human(e.HaveBytes))
+	}
+	return e
+}
+
+// podMemory is the memory limit of an accelerator pod in bytes: the
+// value, or the profile's share of a node, as llm.ctx derives it.
+func podMemory(w *Workload) float64 {
+	if q, ok := quantity(str(w.V, "workload", "memory")); ok && str(w.V, "workload", "memory") != "" {
+		return q
+	}
+	per := max(integer(w.Acc, "devicesPerNode"), 1)
+	return float64(max(1, integer(w.Acc, "memoryPerNodeGi")*w.Devices/per)) * (1 << 30)
+}
+
+// serveFit is LR008's finding for a server that does not fit.
+func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
+	seqs := int64(0)
+	if e.SequenceBytes > 0 {
+		seqs = int64(math.Floor((e.HaveBytes - e.WeightBytes) / e.SequenceBytes))
+	}
+	need := fmt.Sprintf("%s needs ~%s: %s; against %s", w.ModelName, human(e.NeedBytes), e.Basis, e.HaveBasis)
+	switch {
+	case e.WeightBytes >= e.HaveBytes:
+		return []Finding{at(pos, "LR008", Error, "/accelerator/devices", need+
+			"; the weights alone do not fit: add nodes or devices")}
+	case seqs < 1:
+		return []Finding{at(pos, "LR008", Error, "/serving/maxModelLen", need+
+			"; not one sequence of that length fits beside the weights: lower serving.maxModelLen, or add nodes or devices")}
+	case e.NeedBytes > e.HaveBytes:
+		return []Finding{at(pos, "LR008", Error, "/serving/maxNumSeqs", fmt.Sprintf(
+			"%s; %d sequences of that length fit: lower serving.maxNumSeqs to %d or serving.maxModelLen, or add nodes or devices", need, seqs, seqs))}
+	case e.NeedBytes > 0.9*e.HaveBytes:
+		return []Finding{at(pos, "LR008", Warning, "/serving/maxNumSeqs", need+": less than 10% headroom for activations")}
+	}
+	return nil
+}
+
+// serving runs the serving rules in mode serve: LR014 (what a server
+// cannot be), LR021 (what no server build runs) and LR009 (a gated model
+// the server downloads without a token).
+func serving(w *Workload, pos *values.Positions) []Finding {
+	if w.Mode != "serve" {
+		return nil
+	}
+	var out []Finding
+	if w.Type != "inference" {
+		out = append(out, at(pos, "LR014", Error, "/workload/type", fmt.Sprintf(
+			"mode serve runs an inference server; a %s workload needs a training mode (job, indexed-job, pytorchjob, rayjob, mpijob)", w.Type)))
+	}
+	if str(w.V, "workload", "script") != "" {
+		out = append(out, at(pos, "LR014", Warning, "/workload/script",
+			"mode serve runs the server, not workload.script; pass the server more flags with serving.args, or replace it with workload.command"))
+	}
+	if w.autoscales() && integer(w.V, "serving", "replicas") != 1 {
+		out = append(out, at(pos, "LR014", Warning, "/serving/replicas",
+			"with serving.autoscaling the autoscaler sets the servers' count between minReplicas and maxReplicas, and replicas is not written; set serving.autoscaling.minReplicas instead"))
+	}
+	if len(list(w.V, "workload", "args")) > 0 {
+		out = append(out, at(pos, "LR014", Warning, "/workload/args",
+			"mode serve passes serving.args to the server, not workload.args; move them to serving.args"))
+	}
+	if boolean(w.V, "kueue", "suspend") && str(w.V, "kueue", "queueName") != "" {
+		out = append(out, at(pos, "LR014", Warning, "/kueue/suspend",
+			"a Deployment or a LeaderWorkerSet has no suspend field: Kueue gates the server's pods until it admits them; kueue.suspend changes nothing in mode serve"))
+	}
+	s := w.Server()
+	if s.Pulls && boolean(w.Model, "gated") && str(w.V, "download", "tokenSecret", "name") == "" {
+		out = append(out, at(pos, "LR009", Error, "/model/name", fmt.Sprintf(
+			"%s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)", str(w.Model, "hfRepo"))))
+	}
+	return append(out, serverShape(w, pos, s)...)
+}
+
+// LR021: a server no build of the engine runs, or parallelism the engine
+// refuses at start.
+func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
+	var out []Finding
+	add := func(ptr, format string, args ...any) {
+		out = append(out, at(pos, "LR021", Error, ptr, fmt.Sprintf(format, args...)))
+	}
+	switch {
+	case str(w.Model, "hfRepo") == "":
+		add("/model/name", "%s has no Hugging Face repository, so no server can load it", w.ModelName)
+	case str(w.V, "model", "format") == "meta":
+		add("/model/format", "vLLM and SGLang load Hugging Face checkpoints; use model.format: hf")
+	}
+	switch {
+	case s.Build == nil:
+		builds := values.SortedKeys(mapAt(w.V, "catalog", "servers", s.Engine, "platforms"))
+		add("/serving/engine", "%s has no build for %s (%s accelerators); builds: %s", s.Engine, w.Profile, s.Platform, strings.Join(builds, ", "))
+	case w.Nodes > 1 && !boolean(s.Build, "multiNode"):
+		add("/workload/nodes", "%s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)", s.Engine, s.Platform, w.Nodes)
+	case s.PP > 1 && !boolean(s.Build, "pipeline"):
+		add("/serving/pipelineParallel", "%s on %s has no pipeline parallelism; use serving.pipelineParallel: 1", s.Engine, s.Platform)
+	}
+	heads, kv := integer(w.Model, "heads"), integer(w.Model, "kvHeads")
+	if kv <= 0 {
+		kv = heads
+	}
+	// A tensor parallel size derived from the hardware is the devices'
+	// doing: point there, and say which device counts would do.
+	tpAt, tpWhy, fix := "/serving/tensorParallel", "", "set serving.tensorParallel (and serving.pipelineParallel) so that it does"
+	if integer(w.V, "serving", "tensorParallel") <= 0 {
+		tpAt, tpWhy = "/accelerator/devices", fmt.Sprintf(" (a node's %d %s, as serving.tensorParallel 0 derives it)", w.ProcsPerNode(), procsName(w))
+		if integer(w.V, "accelerator", "devices") <= 0 {
+			tpAt = "/accelerator/profile"
+		}
+		fix = "request a number of devices per node whose tensor parallel size does"
+		if ok := devicesThatDivide(w, heads, kv); len(ok) > 0 {
+			fix += fmt.Sprintf(" (accelerator.devices: %s)", strings.Join(ok, ", "))
+		}
+	}
+	switch {
+	case heads > 0 && heads%s.TP != 0:
+		add(tpAt, "tensor parallel size %d%s does not divide the %d attention heads of %s: each device must hold whole heads; %s", s.TP, tpWhy, heads, w.ModelName, fix)
+	case kv > 0 && max(kv, s.TP)%min(kv, s.TP) != 0:
+		add(tpAt, "tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s", s.TP, tpWhy, kv, w.ModelName, fix)
+	}
+	if procs := w.Nodes * w.ProcsPerNode(); str(w.Acc, "resource") != "" && s.TP*s.PP != procs {
+		add("/serving/tensorParallel", "tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices", s.TP, s.PP, s.TP*s.PP, w.Nodes, w.ProcsPerNode(), procs)
+	}
+	if layers := integer(w.Model, "layers"); layers > 0 && s.PP > layers {
+		add("/serving/pipelineParallel", "%d pipeline stages for the %d layers of %s", s.PP, layers, w.ModelName)
+	}
+	if ctx := integer(w.Model, "contextLength"); ctx > 0 && s.MaxModelLen > ctx {
+		add("/serving/maxModelLen", "%d tokens, but %s's context length is %d", s.MaxModelLen, w.ModelName, ctx)
+	}
+	if w.autoscales() {
+		if lo, hi := integer(w.V, "serving", "autoscaling", "minReplicas"), integer(w.V, "serving", "autoscaling", "maxReplicas"); lo > hi {
+			add("/serving/autoscaling/minReplicas", "%d is more than maxReplicas %d", lo, hi)
+		}
+	}
+	return out
+}
+
+// procsName names what a node's tensor-parallel ranks are.
+func procsName(w *Workload) string {
+	if w.NeuronCoresPerDevice() > 1 || strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
+		return "logical NeuronCores"
+	}
+	return "devices"
+}
+
+// devicesThatDivide lists the devices per node whose tensor parallel size
+// divides the attention heads and divides, or is divided by, the KV heads.
+func devicesThatDivide(w *Workload, heads, kv int64) []string {
+	var out []string
+	for d := integer(w.Acc, "devicesPerNode"); d >= 1; d-- {
+		tp := d * w.NeuronCoresPerDevice()
+		if heads > 0 && heads%tp == 0 && (kv <= 0 || max(kv, tp)%min(kv, tp) == 0) {
+			out = append(out, fmt.Sprint(d))
+		}
+	}
+	return out
+}
