@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 )
