@@ -44,10 +44,20 @@ type command struct {
 	run     func(env *environment, args []string) error
 }
 
-// environment is what a command may touch: its streams and nothing global.
+// environment is what a command may touch: its streams, the variables it
+// reads (only cmp reads any), and nothing global.
 type environment struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	getenv         func(string) string // nil: no variables
+}
+
+// variable reads an environment variable.
+func (e *environment) variable(name string) string {
+	if e.getenv == nil {
+		return ""
+	}
+	return e.getenv(name)
 }
 
 func commands() []command {
@@ -58,6 +68,7 @@ func commands() []command {
 		{"lint", "check any manifests with the manifest rules (file:line for each finding)", runLint},
 		{"diff", "render and compare with a golden file or --output-dir tree; exit 1 on drift", runDiff},
 		{"fn", "run as a KRM function (kustomize generator); fn --config FILE for CI", runFn},
+		{"cmp", "Argo CD Config Management Plugin: cmp discover | cmp generate (reads ARGOCD_* variables)", runCMP},
 		{"catalog", "list the models, accelerator profiles and modes values can select", runCatalog},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
 		{"chart", "chart export DIR: write the built-in chart, for helm", runChart},
@@ -67,7 +78,7 @@ func commands() []command {
 }
 
 func main() {
-	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	os.Exit(run(env, os.Args[1:]))
 }
 
