@@ -72,6 +72,7 @@ func commands() []command {
 		{"catalog", "list the models, accelerator profiles and modes values can select", runCatalog},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
 		{"chart", "chart export DIR: write the built-in chart, for helm", runChart},
+		{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", runHelp},
 	}
@@ -96,6 +97,9 @@ func run(env *environment, args []string) int {
 			cmd = &c
 			break
 		}
+	}
+	if name == "__complete" { // the completion scripts' helper, not listed
+		cmd = &command{name: name, run: runComplete}
 	}
 	if cmd == nil {
 		fmt.Fprintf(env.stderr, "llmrender: unknown command %s\n\n", redact.Quote(name))
