@@ -31,6 +31,7 @@ type actionFile struct {
 type actionStep struct {
 	ID               string
 	Name             string
+	ContinueOnError  bool `json:"continue-on-error"`
 	Uses             string
 	If               string
 	Run              string
