@@ -56,10 +56,11 @@ func newReport(files []string, subject string) *report.Report {
 // it again only when the report went to a file.
 func (rf *reportFlags) emit(dest io.Writer, rep *report.Report, err error) error {
 	if rf.plainText() {
-		if err != nil {
-			return err
+		// The findings known before the error (warnings), then the error.
+		if werr := rf.writer.Write(dest, rep); werr != nil {
+			return werr
 		}
-		return rf.writer.Write(dest, rep)
+		return err
 	}
 	if err != nil && !errors.Is(err, errDrift) {
 		var lf lintFailed

@@ -17,6 +17,10 @@ func TestFormats(t *testing.T) {
 	golden := filepath.Join(repoRoot, "testdata/golden/s1-gke-h100-llama3-finetune-single.yaml")
 	lintBad := filepath.Join(repoRoot, "testdata/rules/LR002-bad.yaml")
 	reportFile := filepath.Join(t.TempDir(), "report.sarif")
+	badWorkload := filepath.Join(t.TempDir(), "llmworkload.yaml")
+	if err := os.WriteFile(badWorkload, []byte("apiVersion: llmrender.dev/v1alpha1\nkind: LLMWorkload\nmetadata: {name: x}\nspec:\n  workload: {nodes: two}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name       string
 		args       []string
@@ -41,6 +45,8 @@ func TestFormats(t *testing.T) {
 		{"diff drift", []string{"diff", "-f", good, "--set", "workload.nodes=1", "--set", "storage.size=301Gi", "--against", golden, "--format", "github", "--color", "never"}, 1,
 			"@@", "title=llmrender drift::v1 PersistentVolumeClaim/", ""},
 		{"bad format", []string{"render", "--format", "xml"}, 2, "", "--format: unknown format", ""},
+		{"fn config ok", []string{"fn", "--config", filepath.Join(repoRoot, "examples/kpt/llmworkload.yaml"), "--format", "junit"}, 0, "kind: ", `failures="0"`, ""},
+		{"fn config bad", []string{"fn", "--config", badWorkload, "--format", "github"}, 1, "", "::error file=" + badWorkload + ",line=5,col=21,title=llmrender schema::/workload/nodes: expected integer", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
