@@ -89,6 +89,10 @@ func (JUnit) Write(w io.Writer, r *Report) error {
 	out := junitSuites{Name: r.Tool, Time: "0"}
 	for _, n := range names {
 		s := junitSuite{Name: n, Time: "0"}
+		ran := map[string]bool{}
+		for _, id := range r.Checks {
+			ran[id] = true
+		}
 		for _, id := range ruleIDs() {
 			var errs, warns, waived []string
 			for _, f := range byFile[n] {
@@ -105,9 +109,10 @@ func (JUnit) Write(w io.Writer, r *Report) error {
 					warns = append(warns, line)
 				}
 			}
-			if (id == ErrorRule || id == DriftRule || !checked[n]) && len(errs)+len(warns)+len(waived) == 0 {
-				// Not a rule, or a file that was not checked itself (a
-				// golden file): a case only when something is found.
+			if (id == ErrorRule || id == DriftRule || !checked[n] || r.Checks != nil && !ran[id]) && len(errs)+len(warns)+len(waived) == 0 {
+				// Not a rule, a rule the command does not run, or a file
+				// that was not checked itself (a golden file): a case only
+				// when something is found.
 				continue
 			}
 			c := junitCase{Name: id, ClassName: n, Time: "0"}

@@ -53,6 +53,9 @@ type Report struct {
 	// Files are the inputs the command checked (values files, manifests),
 	// for the formats that list what passed (JUnit).
 	Files []string
+	// Checks are the rule IDs the command ran, for the formats that list
+	// what passed (JUnit); nil means the schema and every rule.
+	Checks []string
 	// Subject is the file a finding without its own file is charged to:
 	// the first values file (rendered objects come from it).
 	Subject  string

@@ -44,6 +44,9 @@ func runLint(env *environment, args []string) error {
 	}
 	errs := len(rules.Only(kept, rules.Error))
 	rep := newReport(names, "")
+	for _, r := range rules.All {
+		rep.Checks = append(rep.Checks, r.ID) // not the values schema
+	}
 	rep.Add(kept, false)
 	rep.Add(waived, true)
 	var failed error
