@@ -225,3 +225,57 @@ spec:
 		t.Errorf("the plugin wrote into HOME/TMPDIR: %v", entries)
 	}
 }
+
+// The plugin under Argo CD's own code (hack/argocd-cmp: the repo server's
+// stream and the CMP server's MatchRepository and GenerateManifest, in one
+// process): Argo CD discovers the application, and what it would apply is
+// what llmrender render gives for the same settings; a values mistake
+// fails the generation with llmrender's message, file, line and column in
+// Argo CD's error; the work directory is left empty.
+func TestArgoCDServer(t *testing.T) {
+	cmpBin := tool(t, "LLMRENDER_ARGOCD_CMP")
+	binDir := t.TempDir()
+	if err := os.Symlink(llmrenderBin, filepath.Join(binDir, "llmrender")); err != nil {
+		t.Fatal(err)
+	}
+	configDir := t.TempDir()
+	copyFile(t, "../argocd/plugin.yaml", filepath.Join(configDir, "plugin.yaml"))
+	cmpWork := t.TempDir()
+	repo := t.TempDir()
+	values := filepath.Join(repo, "apps/llm/llmrender.values.yaml")
+	copyFile(t, "../examples/s1-gke-h100-llama3-finetune-single.yaml", values)
+	writeFile(t, filepath.Join(repo, "apps/other/kustomization.yaml"), []byte("resources: []\n"))
+	writeFile(t, filepath.Join(repo, "apps/bad/llmrender.values.yaml"), []byte("workload:\n  nodes: many\n"))
+	run := func(app string, env ...string) (string, string, error) {
+		cmd := exec.Command(cmpBin, append([]string{"-config", configDir, "-repo", repo, "-app", app}, env...)...)
+		cmd.Env = append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "ARGOCD_CMP_WORKDIR="+cmpWork)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		return out.String(), errOut.String(), err
+	}
+	env := []string{"ARGOCD_APP_NAME=llama-ft", "ARGOCD_APP_NAMESPACE=ml-train", "ARGOCD_APP_SOURCE_PATH=apps/llm",
+		"KUBE_VERSION=1.31.4", "KUBE_API_VERSIONS=v1,apps/v1,batch/v1", "ARGOCD_ENV_LLMRENDER_SET=workload.nodes=1"}
+	out, errOut, err := run("apps/llm", env...)
+	if err != nil || !strings.Contains(errOut, "match: true") {
+		t.Fatalf("apps/llm: %v\n%s", err, errOut)
+	}
+	direct, err := runTool(t, llmrenderBin, "render", "-f", values, "--set", "workload.nodes=1", "--name", "llama-ft",
+		"--namespace", "ml-train", "--kube-version", "1.31.4", "-a", "v1", "-a", "apps/v1", "-a", "batch/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameObjects(t, "Argo CD's manifests", objects(t, direct), objects(t, out))
+
+	if _, errOut, _ := run("apps/other", env...); !strings.Contains(errOut, "match: false") {
+		t.Errorf("apps/other: %s", errOut)
+	}
+	_, errOut, err = run("apps/bad", env[:5]...) // without the --set that would hide the mistake
+	if err == nil || !strings.Contains(errOut, "llmrender.values.yaml:2:10: /workload/nodes:") {
+		t.Errorf("apps/bad: %v\n%s", err, errOut)
+	}
+	entries, _ := os.ReadDir(filepath.Join(cmpWork, "_cmp_server"))
+	if len(entries) > 0 {
+		t.Errorf("the CMP work directory keeps %d entries", len(entries))
+	}
+}
