@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/llmrender/llmrender/internal/examples"
 )
 
 // Each case renders one chart with real `helm template` and with llmrender,
@@ -31,11 +33,11 @@ func TestHelmConformance(t *testing.T) {
 		{"built-in chart with set", "../charts/llm", []string{"--kube-version", "1.36.0", "--namespace", "ml",
 			"--set", "accelerator.devices=4,download.tokenSecret.name=hf", "--set", "storage.create=false,storage.claimName=shared"}},
 	}
-	examples, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(examples) == 0 {
-		t.Fatalf("no examples: %v", err)
+	paths, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ex := range examples {
+	for _, ex := range paths {
 		cases = append(cases, struct {
 			name, chart string
 			args        []string
@@ -85,8 +87,11 @@ func TestChartExportWithHelm(t *testing.T) {
 	if _, err := runTool(t, helm, "lint", dir); err != nil {
 		t.Fatal(err)
 	}
-	examples, _ := filepath.Glob("../examples/*.yaml")
-	for _, ex := range examples {
+	paths, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range paths {
 		helmOut, err := runTool(t, helm, "template", "llm", dir, "-f", ex, "--kube-version", "1.36.0")
 		if err != nil {
 			t.Fatal(err)

@@ -155,9 +155,14 @@ func TestFilesThatAreNotWhatTheySeem(t *testing.T) {
 	}
 }
 
-// The function's own reads go through its package (plugin), which does
-// not use the bounded reader yet.
+// The function's own reads are bounded too: its config file and its
+// standalone inputs.
 func TestFunctionConfigIsBounded(t *testing.T) {
-	t.Skip("fn --config reads through plugin.ReadConfigFile, which does not use internal/safeio yet")
-	run{args: []string{"fn", "--config", "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "/dev/zero: is a device")
+	run{args: []string{"fn", "--config", "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "is a device")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "llm.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: llmrender.dev/v1alpha1\nkind: LLMWorkload\nmetadata:\n  name: llm\nspec: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run{args: []string{"fn", "--config", cfg, "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "/dev/zero: is a device")
 }

@@ -88,7 +88,7 @@ func TestSecretsAreNeverEchoed(t *testing.T) {
 		{"a token as a map key", []string{"render", "-f", filepath.Join(files, "key.yaml")}, 1, "/extra/[redacted: a Hugging Face token]", []string{hf}},
 		{"a private key", []string{"render", "-f", filepath.Join(files, "private.yaml")}, 1, "this looks like a private key", []string{"b3BlbnNzaC1rZXktdjEAAAAA"}},
 		{"a token in a --set", []string{"render", "--set", "workload.prompt=" + hf}, 1, "--set workload.prompt=[redacted: a Hugging Face token]", []string{hf}},
-		{"a token in bad --set-json", []string{"render", "--set-json", "a={\"t\": \"" + pat + "\" x}"}, 1, "--set-json a=", []string{pat, "k9Qk9Q"}},
+		{"a token in bad --set-json", []string{"render", "--set-json", "a={\"t\": \"" + pat + "\" x}"}, 2, "--set-json a=", []string{pat, "k9Qk9Q"}},
 		{"a token as the release name", []string{"render", "--name", pat}, 2, "--name: release name \"[redacted: a GitHub token]\"", []string{pat}},
 		{"a token as the namespace", []string{"render", "-n", hf}, 2, "--namespace: namespace \"[redacted: a Hugging Face token]\"", []string{hf}},
 		{"a host file as values", []string{"render", "-f", filepath.Join(files, "passwd")}, 1, "passwd:1:1: the top level of a values file must be a map", []string{"secretline", "nologin daemon"}},

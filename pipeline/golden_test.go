@@ -5,9 +5,9 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 )
@@ -54,28 +54,15 @@ func goldenCase(t *testing.T, name string, files ...string) {
 
 func TestGoldenDefault(t *testing.T) { goldenCase(t, "default") }
 
-// Every example renders to its reviewed golden file.
+// Every example (the scenarios, and their variants per fabric and per
+// mode) renders to its reviewed golden file of the same name.
 func TestGoldenExamples(t *testing.T) {
-	examples, err := filepath.Glob("../examples/*.yaml")
-	if err != nil || len(examples) < 6 {
-		t.Fatalf("want the six scenario examples, found %v (%v)", examples, err)
+	list, err := examples.List("..")
+	if err != nil || len(list) < 16 {
+		t.Fatalf("want the scenario, fabric and mode examples, found %d (%v)", len(list), err)
 	}
-	for _, ex := range examples {
-		name := strings.TrimSuffix(filepath.Base(ex), ".yaml")
-		t.Run(name, func(t *testing.T) { goldenCase(t, name, filepath.Join("examples", name+".yaml")) })
-	}
-}
-
-// Every fabric example (a multi-node workload on each fabric) renders to
-// its reviewed golden file.
-func TestGoldenFabrics(t *testing.T) {
-	examples, err := filepath.Glob("../examples/fabric/*.yaml")
-	if err != nil || len(examples) < 7 {
-		t.Fatalf("want an example per fabric, found %v (%v)", examples, err)
-	}
-	for _, ex := range examples {
-		name := "fabric/" + strings.TrimSuffix(filepath.Base(ex), ".yaml")
-		t.Run(name, func(t *testing.T) { goldenCase(t, name, filepath.Join("examples", name+".yaml")) })
+	for _, ex := range list {
+		t.Run(ex.Name, func(t *testing.T) { goldenCase(t, ex.Name, filepath.Join("examples", ex.Name+".yaml")) })
 	}
 }
 
@@ -87,9 +74,11 @@ func TestExamplesNeedLittleBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, _ := filepath.Glob("../examples/*.yaml")
-	fabrics, _ := filepath.Glob("../examples/fabric/*.yaml")
-	for _, ex := range append(examples, fabrics...) {
+	paths, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range paths {
 		opts := renderer.Options{ReleaseName: "llm", Limits: renderer.Limits{Steps: 1000, Bytes: 1 << 20, Output: 1 << 20}}
 		if _, err := Render(Request{Chart: c, Sources: values.Sources{Files: []string{ex}}, Options: opts}); err != nil {
 			t.Errorf("%s: %v", filepath.Base(ex), err)

@@ -3,19 +3,19 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 
+	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/internal/matrix"
 	"github.com/llmrender/llmrender/rules"
 )
 
 // computeContainers are the containers that run the model in each mode.
-var computeContainers = map[string]bool{"main": true, "pytorch": true, "ray-worker": true, "worker": true}
+var computeContainers = map[string]bool{"main": true, "pytorch": true, "ray-worker": true, "worker": true, "node": true}
 
 // Every workload type x model x accelerator x mode either renders, with the accelerator
 // requested by every compute container, or fails with a rule ID.
@@ -132,9 +132,12 @@ func TestStrictRendersTheSame(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sources []values.Sources
-	examples, _ := filepath.Glob("../examples/*.yaml")
+	paths, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sources = append(sources, values.Sources{})
-	for _, ex := range examples {
+	for _, ex := range paths {
 		sources = append(sources, values.Sources{Files: []string{ex}})
 	}
 	for _, mc := range matrix.Cases(c.Values["catalog"].(map[string]any)) {

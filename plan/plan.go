@@ -130,9 +130,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		p.Fabric = fabricOf(w, p.Steps)
 	}
 	for _, s := range p.Steps {
-		for _, pc := range s.Pods {
-			p.Peak += pc.Replicas
-		}
+		p.Peak += together(s.Pods)
 	}
 	checkpoint := 0.0
 	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil {
@@ -234,8 +232,27 @@ func steps(objs []rules.Object) []Step {
 		if w, err := strconv.Atoi(fmt.Sprint(meta(o, "annotations")["argocd.argoproj.io/sync-wave"])); err == nil && (!hasWave[comp] || w < s.Wave) {
 			s.Wave, hasWave[comp] = w, true
 		}
-		for _, pc := range rules.Compute(o) {
-			if pc.Devices > 0 {
+		if kind := fmt.Sprint(o.Doc["kind"]); kind == "TrainingRuntime" || kind == "ClusterTrainingRuntime" {
+			continue // a template: its pods are the TrainJobs' that use it
+		}
+		s.Pods = append(s.Pods, acceleratorPods(rules.Compute(o))...)
+	}
+	// A TrainJob's pods are its runtime's, numNodes of them.
+	for _, o := range objs {
+		if o.Doc["kind"] != "TrainJob" {
+			continue
+		}
+		s := byName[componentOf[fmt.Sprintf("TrainJob/%s", name(o))]]
+		ref, _ := o.Doc["spec"].(map[string]any)["runtimeRef"].(map[string]any)
+		for _, rt := range objs {
+			if rt.Doc["kind"] != fmt.Sprint(ref["kind"]) || name(rt) != fmt.Sprint(ref["name"]) {
+				continue
+			}
+			for _, pc := range acceleratorPods(rules.Compute(rt)) {
+				pc.Path = fmt.Sprintf("%v/%s %s", rt.Doc["kind"], name(rt), pc.Path)
+				if n, ok := o.Doc["spec"].(map[string]any)["trainer"].(map[string]any)["numNodes"].(int64); ok {
+					pc.Replicas = n
+				}
 				s.Pods = append(s.Pods, pc)
 			}
 		}
@@ -279,6 +296,44 @@ func steps(objs []rules.Object) []Step {
 	return ordered(out)
 }
 
+// acceleratorPods are the pod templates that request accelerators.
+func acceleratorPods(all []rules.PodCompute) []rules.PodCompute {
+	var out []rules.PodCompute
+	for _, pc := range all {
+		if pc.Devices > 0 {
+			out = append(out, pc)
+		}
+	}
+	return out
+}
+
+// together is the most of these pods that exist at once: pods that wait
+// for the replicated job before them (a JobSet's dependsOn) are created
+// when those are gone, so a chain counts as its largest member.
+func together(pods []rules.PodCompute) int64 {
+	var total, chain int64
+	for _, pc := range pods {
+		if pc.After == "" {
+			total += chain
+			chain = 0
+		}
+		chain = max(chain, pc.Replicas)
+	}
+	return total + chain
+}
+
+// waiting is how many of these pods exist from the start: those that wait
+// for no replicated job.
+func waiting(pods []rules.PodCompute) int64 {
+	var n int64
+	for _, pc := range pods {
+		if pc.After == "" {
+			n += pc.Replicas
+		}
+	}
+	return n
+}
+
 // downloadRate is the rate the idle estimate assumes for a download from
 // the Hugging Face hub or Meta's CDN into a cluster volume.
 const downloadRate = 100e6 // bytes per second
@@ -288,12 +343,12 @@ const downloadRate = 100e6 // bytes per second
 // object holds that object's accelerator pods, a step of its own every
 // accelerator pod of the set (the run's pods are created at once and wait).
 func held(steps []Step, peak int64, checkpoint float64) {
-	podsOf := map[string]int64{}
+	podsOf := map[string]int64{}    // an object's accelerator pods at most at once
+	waitingIn := map[string]int64{} // those that exist from the start
 	for _, s := range steps {
-		for _, pc := range s.Pods {
-			for _, o := range s.Objects {
-				podsOf[o] += pc.Replicas
-			}
+		for _, o := range s.Objects {
+			podsOf[o] += together(s.Pods)
+			waitingIn[o] += waiting(s.Pods)
 		}
 	}
 	for i := range steps {
@@ -302,8 +357,14 @@ func held(steps []Step, peak int64, checkpoint float64) {
 		case len(s.Pods) > 0:
 			continue // the accelerator pods' own step
 		case s.Inside != "":
-			s.Held = podsOf[s.Inside]
-			s.Busy = s.Name == "precompile" || s.Name == "fabric-test" // it runs on the workers
+			// Steps that run on the workers keep them busy; the others
+			// hold the pods created with the object (none in a JobSet whose
+			// run waits for its steps' replicated jobs).
+			s.Busy = s.Name == "precompile" || s.Name == "fabric-test"
+			s.Held = waitingIn[s.Inside]
+			if s.Busy {
+				s.Held = podsOf[s.Inside]
+			}
 		case s.Name == "download" || s.Name == "preprocess":
 			s.Held = peak
 		default:

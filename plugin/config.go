@@ -318,9 +318,13 @@ func ReadConfigFile(file, name, dir string) (*Config, error) {
 // A file with a single object of another kind returns that object, so that
 // parsing it reports what it is.
 func findConfig(read, display, kind, name string) (*yaml.Node, error) {
-	data, err := os.ReadFile(read)
+	data, err := safeio.ReadFile(read, MaxInputSize)
 	if err != nil {
-		return nil, fmt.Errorf("function config %s: %w", display, errors.Unwrap(err))
+		var se *safeio.Error
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("function config %s: %s", display, se.Reason)
+		}
+		return nil, fmt.Errorf("function config %s: %s", display, safeio.Describe(err))
 	}
 	docs, err := documents(display, data)
 	if err != nil {
@@ -387,7 +391,7 @@ func sameConfig(a, b *Config) bool {
 // file, and these are the files it can have come from.
 func kustomizationConfigFiles(dir string) []candidate {
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		data, err := os.ReadFile(filepath.Join(dir, name))
+		data, err := safeio.ReadFile(filepath.Join(dir, name), MaxInputSize)
 		if err != nil {
 			continue
 		}
@@ -403,8 +407,14 @@ func kustomizationConfigFiles(dir string) []candidate {
 			if strings.ContainsAny(f, "\n:") { // an inline config, not a path
 				continue
 			}
-			if info, err := os.Stat(filepath.Join(dir, f)); err == nil && info.Mode().IsRegular() {
-				files = append(files, candidate{read: filepath.Join(dir, f), display: f})
+			// Only regular files inside the kustomization's root: a link
+			// out of it, a pipe or a device is no generator config.
+			if file, err := safeio.Dir(dir).Open(filepath.ToSlash(filepath.Clean(f))); err == nil {
+				info, err := file.Stat()
+				file.Close()
+				if err == nil && info.Mode().IsRegular() {
+					files = append(files, candidate{read: filepath.Join(dir, f), display: f})
+				}
 			}
 		}
 		return files

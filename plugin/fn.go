@@ -23,6 +23,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
@@ -294,6 +295,11 @@ func (rl *resourceList) setResults(rs []result) {
 	if len(rs) == 0 {
 		yamlnode.Remove(rl.root, "results")
 		return
+	}
+	// Messages quote values; whatever still looks like a credential is
+	// hidden here, the last step before the client shows it.
+	for i := range rs {
+		rs[i].Message = redact.Credentials(rs[i].Message)
 	}
 	var n yaml.Node
 	if err := n.Encode(rs); err == nil { // plain structs of strings: it cannot fail

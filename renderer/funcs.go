@@ -80,6 +80,9 @@ func baseFuncs() template.FuncMap {
 		return durationRound(d), nil
 	}
 
+	f["regexMatch"] = regexMatch
+	f["mustRegexMatch"] = mustRegexMatch
+
 	extras := template.FuncMap{
 		"toToml":        toTOML,
 		"fromToml":      fromTOML,

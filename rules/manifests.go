@@ -43,6 +43,7 @@ type podTemplate struct {
 	spec     map[string]any
 	meta     map[string]any
 	replicas int64
+	after    string // a JobSet's replicated job these pods wait for
 }
 
 // podTemplates finds the pod specs of the workload kinds the chart renders
@@ -61,7 +62,7 @@ func podTemplates(o Object) []podTemplate {
 		if path != "" {
 			path += "."
 		}
-		return []podTemplate{{path + "spec", spec, mapAt(template, "metadata"), n}}
+		return []podTemplate{{path: path + "spec", spec: spec, meta: mapAt(template, "metadata"), replicas: n}}
 	}
 	switch o.kind() {
 	case "Pod":
@@ -74,6 +75,12 @@ func podTemplates(o Object) []podTemplate {
 		return replicaSpecs(d, "pytorchReplicaSpecs")
 	case "MPIJob":
 		return replicaSpecs(d, "mpiReplicaSpecs")
+	case "JobSet":
+		return replicatedJobs(d, "spec", 0)
+	case "TrainingRuntime", "ClusterTrainingRuntime":
+		// The "node" job runs numNodes pods (a TrainJob's trainer.numNodes
+		// overrides it, and is checked against the values instead).
+		return replicatedJobs(d, "spec.template.spec", integer(d, "spec", "mlPolicy", "numNodes"))
 	case "RayCluster", "RayJob":
 		spec, path := rayClusterSpec(o)
 		if spec == nil {
@@ -110,6 +117,31 @@ func volcanoGang(o Object) bool {
 	return str(o.Doc, "metadata", "labels", "ray.io/scheduler-name") == "volcano" || str(o.Doc, "metadata", "labels", "volcano.sh/queue-name") != ""
 }
 
+// replicatedJobs are the pod templates of a JobSet's replicated jobs (at
+// path, e.g. "spec"): replicas x the Job's parallelism pods each. nodes,
+// when positive, is the pod count of a Trainer runtime's "node" job.
+func replicatedJobs(d map[string]any, path string, nodes int64) []podTemplate {
+	var out []podTemplate
+	for i, rj := range list(mapAt(d, strings.Split(path, ".")...), "replicatedJobs") {
+		job, _ := rj.(map[string]any)
+		spec := mapAt(job, "template", "spec", "template", "spec")
+		if spec == nil {
+			continue
+		}
+		pods := max(integer(job, "replicas"), 1) * max(integer(job, "template", "spec", "parallelism"), 1)
+		if name, _ := job["name"].(string); name == "node" && nodes > 0 {
+			pods = nodes
+		}
+		pt := podTemplate{path: fmt.Sprintf("%s.replicatedJobs[%d].template.spec.template.spec", path, i), spec: spec,
+			meta: mapAt(job, "template", "spec", "template", "metadata"), replicas: pods}
+		if deps := list(job, "dependsOn"); len(deps) > 0 {
+			pt.after = str(deps[0], "name")
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
 func replicaSpecs(d map[string]any, field string) []podTemplate {
 	specs := mapAt(d, "spec", field)
 	var out []podTemplate
@@ -119,7 +151,7 @@ func replicaSpecs(d map[string]any, field string) []podTemplate {
 			if r < 1 {
 				r = 1
 			}
-			out = append(out, podTemplate{fmt.Sprintf("spec.%s.%s.template.spec", field, n), spec, mapAt(specs[n], "template", "metadata"), r})
+			out = append(out, podTemplate{path: fmt.Sprintf("spec.%s.%s.template.spec", field, n), spec: spec, meta: mapAt(specs[n], "template", "metadata"), replicas: r})
 		}
 	}
 	return out
@@ -216,7 +248,7 @@ func CheckObjects(objs []Object, facts Facts) []Finding {
 		func(objs []Object) []Finding { return rwoShared(objs, facts) },
 		func(objs []Object) []Finding { return fabricWiring(objs, facts) },
 		func(objs []Object) []Finding { return nprocMatchesDevices(objs, facts) },
-		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets,
+		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets, jobSetPolicies,
 	} {
 		fs = append(fs, rule(objs)...)
 	}
@@ -344,6 +376,41 @@ func indexedJobWiring(objs []Object) []Finding {
 		}
 		if integer(o.Doc, "spec", "backoffLimit") > 0 {
 			out = append(out, objFinding("LR003", Error, o, "spec.backoffLimit", "backoffLimit is %d: a retried rank cannot rejoin a running torch.distributed job; set 0", integer(o.Doc, "spec", "backoffLimit")))
+		}
+	}
+	return out
+}
+
+// LR014: a JobSet's failure and success policies name replicated jobs it
+// has, and its failure rules have distinct names (JobSet's webhook refuses
+// the JobSet otherwise, at apply time).
+func jobSetPolicies(objs []Object) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		if o.kind() != "JobSet" {
+			continue
+		}
+		jobs := map[string]bool{}
+		for _, rj := range list(o.Doc, "spec", "replicatedJobs") {
+			jobs[str(rj, "name")] = true
+		}
+		known := strings.Join(values.SortedKeys(jobs), ", ")
+		targets := func(path string, names []string) {
+			for _, n := range names {
+				if !jobs[n] {
+					out = append(out, objFinding("LR014", Error, o, path, "names replicated job %q, which this JobSet does not have (it has %s): steps that run in the run's pods have no job of their own", n, known))
+				}
+			}
+		}
+		targets("spec.successPolicy.targetReplicatedJobs", stringList(o.Doc, "spec", "successPolicy", "targetReplicatedJobs"))
+		seen := map[string]int{}
+		for i, r := range list(o.Doc, "spec", "failurePolicy", "rules") {
+			path := fmt.Sprintf("spec.failurePolicy.rules[%d]", i)
+			targets(path+".targetReplicatedJobs", stringList(r, "targetReplicatedJobs"))
+			if j, dup := seen[str(r, "name")]; dup {
+				out = append(out, objFinding("LR014", Error, o, path+".name", "rule name %q is also the name of rule %d; JobSet needs distinct names", str(r, "name"), j))
+			}
+			seen[str(r, "name")] = i
 		}
 	}
 	return out
@@ -570,7 +637,11 @@ func plainSecrets(objs []Object) []Finding {
 
 // PodCompute is what one pod template of an object asks for.
 type PodCompute struct {
-	Path     string `json:"path"`     // field path of the pod spec
+	Path string `json:"path"` // field path of the pod spec
+	// After is the replicated job of the same JobSet that must be complete
+	// before these pods are created (its dependsOn), "" when they are
+	// created with the object.
+	After    string `json:"after,omitempty"`
 	Replicas int64  `json:"replicas"` // pods (nodes) that run it
 	Resource string `json:"resource,omitempty"`
 	Devices  int64  `json:"devices"`          // accelerator devices per pod, all containers
@@ -581,7 +652,7 @@ type PodCompute struct {
 func Compute(o Object) []PodCompute {
 	var out []PodCompute
 	for _, pt := range podTemplates(o) {
-		pc := PodCompute{Path: pt.path, Replicas: pt.replicas, Fabric: podFabric(pt)}
+		pc := PodCompute{Path: pt.path, After: pt.after, Replicas: pt.replicas, Fabric: podFabric(pt)}
 		for _, c := range list(pt.spec, "containers") {
 			cm, _ := c.(map[string]any)
 			if res, n := devicesOf(cm); n > 0 {

@@ -98,6 +98,11 @@ func TestManifestRuleMessages(t *testing.T) {
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.volumes[0]: a hostPath of /dev/infiniband",
 			"error LR020: Pod/pair: spec: daemon v1.0.21 is from release v1.0.15 and plugin v1.0.17 from release v1.0.17",
 		},
+		"LR014-bad.yaml": {
+			`error LR014: JobSet/js: spec.successPolicy.targetReplicatedJobs: names replicated job "train", which this JobSet does not have (it has run)`,
+			`error LR014: JobSet/js: spec.failurePolicy.rules[0].targetReplicatedJobs: names replicated job "download"`,
+			`error LR014: JobSet/js: spec.failurePolicy.rules[1].name: rule name "data_errors" is also the name of rule 0`,
+		},
 		"LR016-bad.yaml": {"error LR016: Pod/p: spec: container main sets HF_TOKEN to a literal value"},
 	}
 	for file, wants := range cases {

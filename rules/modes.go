@@ -58,6 +58,14 @@ func operatorVersions(w *Workload, pos *values.Positions) []Finding {
 					"Kueue requires shutdownAfterJobFinishes: true on a queued RayJob, and KubeRay refuses it together with deletionRules; drop one of them"))
 			}
 		}
+	case "mpijob":
+		// The MPI Operator's CRD before v0.5.0 embeds a pod schema older
+		// than native sidecars: the API server refuses the fabric daemon's
+		// initContainers[].restartPolicy.
+		if fabric := w.FabricOf(); fabric != "" && fabricHasDaemon(w, fabric) && !w.operatorAtLeast("mpiOperator", "0.5.0") {
+			out = append(out, at(pos, "LR014", Error, "/operators/mpiOperator", fmt.Sprintf(
+				"%s runs its receive daemon as a native sidecar (an init container with restartPolicy: Always), which the MPIJob CRD of MPI Operator %s does not declare: upgrade the MPI Operator to v0.5.0 or later, or use another mode", fabric, ver("mpiOperator"))))
+		}
 	case "pytorchjob":
 		if str(w.V, "kueue", "queueName") != "" {
 			out = append(out, at(pos, "LR014", Warning, "/kueue/queueName",
@@ -131,4 +139,15 @@ func kueueTopology(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Error, "/kueue/sliceSize", "kueue.sliceTopology needs kueue.sliceSize: the pods per slice"))
 	}
 	return out
+}
+
+// fabricHasDaemon tells whether a fabric of the catalog runs a receive
+// daemon beside the workload (its releases name a daemon image).
+func fabricHasDaemon(w *Workload, fabric string) bool {
+	for _, r := range mapAt(w.V, "catalog", "fabrics", fabric, "releases") {
+		if str(r, "daemon") != "" {
+			return true
+		}
+	}
+	return false
 }

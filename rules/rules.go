@@ -76,7 +76,7 @@ var All = []Rule{
 	{"LR011", "the selected model or accelerator profile is not in the catalog, or rules.waive names a rule that does not exist"},
 	{"LR012", "mpirun -np differs from MPI workers x slotsPerWorker"},
 	{"LR013", "the storage size is smaller than the checkpoint, or an existing claim is used without its name"},
-	{"LR014", "the orchestration mode cannot run the requested number of nodes or steps"},
+	{"LR014", "the orchestration mode (or the operator version named in values) cannot run the requested nodes, steps or options, or a JobSet's policy names a replicated job it does not have"},
 	{"LR015", "a training workload has no script or command (the built-in program only does inference)"},
 	{"LR016", "a secret-looking environment variable has a literal value instead of a Secret reference"},
 	{"LR017", "more accelerator devices per node than a node of the profile has"},

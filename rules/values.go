@@ -455,8 +455,11 @@ func trainingProgram(w *Workload, pos *values.Positions) []Finding {
 	if str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
 		// Point at the user's choice of type: the script is missing, so it
 		// has no position of its own in the user's files.
-		return []Finding{at(pos, "LR015", Error, "/workload/type", fmt.Sprintf(
-			"a %s workload needs workload.script (the program torchrun runs) or workload.command; the built-in program only does inference", w.Type))}
+		msg := fmt.Sprintf("a %s workload needs workload.script (the program torchrun runs) or workload.command; the built-in program only does inference", w.Type)
+		if program := str(w.V, "mpi", "program"); program != "" {
+			msg += fmt.Sprintf(" (mpi.program %s is what mpirun starts, in mpijob mode only; in %s mode name the program torchrun runs as workload.script)", program, w.Mode)
+		}
+		return []Finding{at(pos, "LR015", Error, "/workload/type", msg)}
 	}
 	return nil
 }

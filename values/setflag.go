@@ -62,10 +62,18 @@ func applySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFu
 			return nil
 		}
 		if err != nil {
-			return &Error{Loc: p.loc, Msg: err.Error()}
+			var se syntaxError
+			return &Error{Loc: p.loc, Msg: err.Error(), Usage: errors.As(err, &se)}
 		}
 	}
 }
+
+// syntaxError is flag text that cannot be parsed.
+type syntaxError struct{ msg string }
+
+func (e syntaxError) Error() string { return e.msg }
+
+func syntaxf(format string, args ...any) error { return syntaxError{fmt.Sprintf(format, args...)} }
 
 type setParser struct {
 	in       []rune
@@ -141,7 +149,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		if k == "" {
 			return io.EOF
 		}
-		return fmt.Errorf("key %s has no value", redact.Quote(k))
+		return syntaxf("key %s has no value", redact.Quote(k))
 	}
 	child := childPointer(ptr, k)
 	switch last {
@@ -180,7 +188,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		}
 		return err
 	case ',':
-		return fmt.Errorf("key %s has no value (cannot end with ,)", redact.Quote(k))
+		return syntaxf("key %s has no value (cannot end with ,)", redact.Quote(k))
 	default: // '.'
 		if depth+1 > MaxNestedNames {
 			return fmt.Errorf("keys are nested more than %d levels deep", MaxNestedNames)
@@ -195,7 +203,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		}
 		err := p.key(inner, child, depth+1)
 		if (err == nil || err == io.EOF) && len(inner) == 0 {
-			return fmt.Errorf("key map %s has no value", redact.Quote(k))
+			return syntaxf("key map %s has no value", redact.Quote(k))
 		}
 		if len(inner) != 0 {
 			if err := p.set(data, k, inner); err != nil {
@@ -210,11 +218,11 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 func (p *setParser) index() (int, error) {
 	s, _, err := p.until("]")
 	if err != nil {
-		return 0, errors.New("list index is missing its closing ]")
+		return 0, syntaxf("list index is missing its closing ]")
 	}
 	i, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("list index %s is not a number", redact.Quote(s))
+		return 0, syntaxf("list index %s is not a number", redact.Quote(s))
 	}
 	if i < 0 {
 		return 0, fmt.Errorf("negative list index %d is not allowed", i)
@@ -243,9 +251,9 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 	item := indexPointer(ptr, i)
 	switch {
 	case rest != "":
-		return list, fmt.Errorf("unexpected %s after list index [%d]", redact.Quote(rest), i)
+		return list, syntaxf("unexpected %s after list index [%d]", redact.Quote(rest), i)
 	case err != nil:
-		return list, fmt.Errorf("%s has no value", redact.Excerpt(strings.TrimPrefix(item, "/")))
+		return list, syntaxf("%s has no value", redact.Excerpt(strings.TrimPrefix(item, "/")))
 	}
 	switch last {
 	case '=':
@@ -305,7 +313,7 @@ func (p *setParser) value() (any, error) {
 		for {
 			s, last, err := p.until(",}")
 			if err != nil {
-				return nil, errors.New("list must end with '}'")
+				return nil, syntaxf("list must end with '}'")
 			}
 			v, err := p.typed(s)
 			if err != nil {
@@ -387,7 +395,7 @@ func (p *setParser) jsonValue() (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("invalid JSON value: %v", err)
+		return nil, syntaxf("invalid JSON value: %v", err)
 	}
 	if err := p.tot.add(0, countValues(v)); err != nil {
 		return nil, err
@@ -398,7 +406,7 @@ func (p *setParser) jsonValue() (any, error) {
 	}
 	if p.at < len(p.in) {
 		if p.in[p.at] != ',' {
-			return nil, fmt.Errorf("unexpected %s after JSON value", redact.Quote(string(p.in[p.at:])))
+			return nil, syntaxf("unexpected %s after JSON value", redact.Quote(string(p.in[p.at:])))
 		}
 		p.at++
 	}

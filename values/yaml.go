@@ -27,6 +27,10 @@ const (
 type Error struct {
 	Loc Location
 	Msg string
+	// Usage marks a flag whose text cannot be parsed (--set a.b with no
+	// value, an unclosed index): a mistake on the command line, not in
+	// the values.
+	Usage bool
 }
 
 func (e *Error) Error() string { return e.Loc.String() + ": " + e.Msg }
@@ -51,14 +55,14 @@ func ParseYAML(name string, data []byte) (map[string]any, *Positions, error) {
 		if errors.Is(err, io.EOF) {
 			return map[string]any{}, pos, nil
 		}
-		return nil, nil, yamlSyntaxError(name, err)
+		return nil, nil, yamlSyntaxError(name, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, nil, &Error{Loc: Location{File: name, Line: extra.Line, Column: extra.Column},
 			Msg: "a values file holds one YAML document, found a second one after '---'"}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, nil, yamlSyntaxError(name, err)
+		return nil, nil, yamlSyntaxError(name, data, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
@@ -120,9 +124,19 @@ func SyntaxErrorLine(err error) (int, string) {
 }
 
 // yamlSyntaxError names the file and line of a YAML syntax error.
-func yamlSyntaxError(name string, err error) error {
+func yamlSyntaxError(name string, data []byte, err error) error {
 	line, msg := SyntaxErrorLine(err)
-	return &Error{Loc: Location{File: name, Line: line, Column: 1}, Msg: "invalid YAML: " + msg}
+	loc := Location{File: name, Line: line, Column: 1}
+	// A tab where YAML expects indentation gets a parser message that does
+	// not say "tab": say it, at the tab.
+	if lines := bytes.Split(data, []byte("\n")); line >= 1 && line <= len(lines) && strings.Contains(msg, "cannot start any token") {
+		indent := lines[line-1][:len(lines[line-1])-len(bytes.TrimLeft(lines[line-1], " \t"))]
+		if i := bytes.IndexByte(indent, '\t'); i >= 0 {
+			loc.Column = i + 1
+			msg = "a tab indents this line; YAML indents with spaces only (" + msg + ")"
+		}
+	}
+	return &Error{Loc: loc, Msg: "invalid YAML: " + msg}
 }
 
 type converter struct {

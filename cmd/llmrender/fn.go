@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/plugin"
 	"github.com/llmrender/llmrender/renderer"
@@ -42,9 +42,11 @@ func runFn(env *environment, args []string) error {
 	if *config != "" {
 		return runFnStandalone(env, &rf, *config, fs.Args(), plugin.Env{Chart: chart, Dir: filepath.Dir(*config), Options: opts})
 	}
+	// One byte past the limit, so that plugin.Run answers an oversize
+	// input with a ResourceList that says so, as the function spec asks.
 	input, err := io.ReadAll(io.LimitReader(env.stdin, plugin.MaxInputSize+1))
 	if err != nil {
-		return fmt.Errorf("reading standard input: %v", err)
+		return fmt.Errorf("reading standard input: %v", safeio.Describe(err))
 	}
 	// Relative paths resolve against the config file's directory when the
 	// client says where that is (kpt), else against the working directory
@@ -73,12 +75,12 @@ func runFnStandalone(env *environment, rf *reportFlags, configFile string, input
 		var err error
 		if name == "-" {
 			name = "<stdin>"
-			data, err = io.ReadAll(io.LimitReader(env.stdin, plugin.MaxInputSize+1))
+			data, err = safeio.ReadAll(env.stdin, name, plugin.MaxInputSize)
 		} else {
-			data, err = os.ReadFile(name)
+			data, err = safeio.ReadFile(name, plugin.MaxInputSize)
 		}
 		if err != nil {
-			return fmt.Errorf("input %s: %v", name, err)
+			return fmt.Errorf("input %v", err)
 		}
 		ins = append(ins, plugin.Input{Name: name, Data: data})
 	}

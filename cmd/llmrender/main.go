@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/rules"
+	"github.com/llmrender/llmrender/values"
 )
 
 // Exit codes.
@@ -108,6 +109,10 @@ func run(env *environment, args []string) int {
 	}
 	err := cmd.run(env, args)
 	var ue *usageError
+	if ve := (*values.Error)(nil); errors.As(err, &ve) && ve.Usage {
+		ue = &usageError{ve.Error()}
+		err = ue
+	}
 	switch {
 	case err == nil:
 		return exitOK

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/llmrender/llmrender/internal/matrix"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -172,7 +173,7 @@ func TestCatalog(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &all); err != nil {
 		t.Fatal(err)
 	}
-	if len(all["models"]) < 10 || len(all["accelerators"]) < 5 || len(all["modes"]) != 6 {
+	if len(all["models"]) < 10 || len(all["accelerators"]) < 5 || len(all["modes"]) != len(matrix.Modes) {
 		t.Errorf("catalog sizes: %d models, %d accelerators, %d modes", len(all["models"]), len(all["accelerators"]), len(all["modes"]))
 	}
 	if r := runCLI(t, "", "catalog", "gpus"); r.code != 2 {

@@ -16,7 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 
+	examplefiles "github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/internal/matrix"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/postrender"
@@ -44,13 +46,11 @@ func exampleSets(t *testing.T) []manifestSet {
 		}
 		sets = append(sets, manifestSet{label, namespace, objs})
 	}
-	examples, err := filepath.Glob("../../examples/*.yaml")
-	fabrics, _ := filepath.Glob("../../examples/fabric/*.yaml")
-	examples = append(examples, fabrics...)
-	if err != nil || len(examples) == 0 || len(fabrics) == 0 {
-		t.Fatal("no examples")
+	paths, err := examplefiles.Paths("../..")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, ex := range examples {
+	for _, ex := range paths {
 		render(filepath.Base(ex), "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{ex}}})
 		render(filepath.Base(ex)+" in namespace ml-team", "ml-team", pipeline.Request{Sources: values.Sources{Files: []string{ex}},
 			Options: renderer.Options{ReleaseName: "team-run"}})
@@ -91,21 +91,33 @@ func everySet(t *testing.T) []manifestSet {
 // ensure creates what a cluster has before a set is applied: its
 // namespace, with the labels given, and the ServiceAccounts its pods run as
 // (the ServiceAccount admission plugin refuses pods without them, and a dry
-// run of the set never creates the set's own).
+// run of the set never creates the set's own), on the simulated cluster.
 func ensure(t *testing.T, ns string, labels map[string]string, objs []*unstructured.Unstructured) {
 	t.Helper()
+	ensureOn(t, sim.Client, ns, labels, objs)
+}
+
+// ensureOn is ensure on any control plane.
+func ensureOn(t *testing.T, client kubernetes.Interface, ns string, labels map[string]string, objs []*unstructured.Unstructured) {
+	t.Helper()
 	ctx := context.Background()
-	_, err := sim.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
+	_, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	// The controller that creates each namespace's default ServiceAccount
+	// may not run (a bare control plane for dry runs).
+	_, err = client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
 		if other := o.GetNamespace(); other != "" && other != ns {
-			ensure(t, other, nil, nil)
+			ensureOn(t, client, other, nil, nil)
 		}
 		walk(o.Object, func(m map[string]any) {
 			if sa, ok := m["serviceAccountName"].(string); ok {
-				_, err := sim.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
+				_, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
 				if err != nil && !apierrors.IsAlreadyExists(err) {
 					t.Fatal(err)
 				}
@@ -144,9 +156,21 @@ func TestAPIServerAcceptsEverything(t *testing.T) {
 			}
 		}()
 	}
+	// Trainer's webhook admits a TrainJob only when its runtime exists, and
+	// a dry run creates nothing: one TrainingRuntime per namespace is
+	// created for real first (the objects come in install order, runtimes
+	// before the jobs that use them; every render names its runtime after
+	// the release).
+	runtimes := map[string]bool{}
 	for _, set := range sets {
 		ensure(t, set.namespace, nil, set.objects)
 		for _, obj := range set.objects {
+			if obj.GetKind() == "TrainingRuntime" && !runtimes[set.namespace+"/"+obj.GetName()] {
+				if err := sim.Apply(context.Background(), obj, set.namespace); err != nil {
+					t.Fatalf("%s: %s: %v", set.label, ID(obj), err)
+				}
+				runtimes[set.namespace+"/"+obj.GetName()] = true
+			}
 			jobs <- job{set, obj}
 		}
 	}
@@ -246,4 +270,76 @@ func TestAPIServerRejectsBrokenObjects(t *testing.T) {
 		}
 		t.Logf("%s: rejected: %v", c.name, err)
 	}
+}
+
+// previousOperators are the operator versions of the previous CRD set
+// (crds.go), as values: the chart writes what those versions serve.
+var previousOperators = []string{"operators.kueue=v0.14.8", "operators.jobset=v0.10.1", "operators.trainer=v2.1.0",
+	"operators.kuberay=v1.4.2", "operators.lws=v0.7.0", "operators.mpiOperator=v0.4.0", "operators.trainingOperator=v1.8.1"}
+
+// A cluster that runs the previous release of every operator accepts what
+// the chart renders when values name those versions: every example and
+// every mode of the matrix, with a queue and a shared Trainer runtime so
+// the fields that differ between versions are written. The same renders
+// at the pinned versions are rejected there (the chart does not write one
+// API for all versions).
+func TestAPIServerAcceptsPreviousOperators(t *testing.T) {
+	previous := previousControlPlane(t)
+	paths, err := examplefiles.Paths("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type render struct {
+		label string
+		req   pipeline.Request
+	}
+	var renders []render
+	for _, ex := range paths {
+		renders = append(renders, render{filepath.Base(ex), pipeline.Request{Sources: values.Sources{Files: []string{ex}}}})
+	}
+	for _, mode := range matrix.Modes {
+		for _, extra := range []string{"", ",kueue.queueName=team,kueue.localQueue.create=true,kueue.localQueue.clusterQueue=gpus,trainjob.runtime=torch-distributed,download.enabled=false,steps.preprocess.enabled=false"} {
+			set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=h100-80gb,workload.nodes=%d,workload.script=train.py,workload.type=finetune,storage.storageClassName=standard-rwx,storage.accessMode=ReadWriteMany%s",
+				mode, map[bool]int{true: 1, false: 2}[mode == "pod" || mode == "job"], extra)
+			renders = append(renders, render{mode + extra, pipeline.Request{Sources: values.Sources{Set: []string{set}}}})
+		}
+	}
+	accepted, rejectedAtPinned := 0, 0
+	for _, r := range renders {
+		r.req.Options.Namespace = "dryrun"
+		r.req.Sources.Set = append(r.req.Sources.Set, previousOperators...)
+		objs, err := RenderRequest(r.req)
+		var failed *rules.Failed
+		if errors.As(err, &failed) {
+			continue // what the previous versions cannot run is refused (LR014)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", r.label, err)
+		}
+		ensureOn(t, previous.Client, "dryrun", nil, objs)
+		for _, o := range objs {
+			if err := previous.DryRun(context.Background(), o, "dryrun"); err != nil {
+				t.Errorf("%s: %s: %v", r.label, ID(o), err)
+				continue
+			}
+			accepted++
+		}
+	}
+	// The control: at the pinned versions, a queued JobSet run's
+	// LocalQueue is kueue.x-k8s.io/v1beta2, which the previous Kueue does
+	// not serve.
+	objs, err := Render("dryrun", nil, []string{"orchestration.mode=jobset,workload.script=train.py,workload.type=finetune,kueue.queueName=team,kueue.localQueue.create=true,kueue.localQueue.clusterQueue=gpus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if err := previous.DryRun(context.Background(), o, "dryrun"); err != nil {
+			rejectedAtPinned++
+			t.Logf("pinned versions on the previous CRDs: %s: %v", ID(o), err)
+		}
+	}
+	if rejectedAtPinned == 0 {
+		t.Error("the pinned versions' objects were all accepted by the previous CRDs: the test cannot tell the versions apart")
+	}
+	t.Logf("%d objects of %d renders accepted at the previous operator versions", accepted, len(renders))
 }

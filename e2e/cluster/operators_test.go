@@ -302,28 +302,7 @@ func TestOperatorsTrainJob(t *testing.T) {
 	t.Parallel()
 	ns := "ops-trainer"
 	opsScenario(t, ns, NodeSpec{Shape: "cpu", Count: 2, Zone: "zone-a"})
-	runtime := "sim-" + ns
-	applyYAML(t, "", `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: `+runtime+`}
-spec:
-  mlPolicy: {numNodes: 1}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              spec:
-                containers:
-                - {name: node, image: busybox, command: [sh, -c, "echo train"], resources: {requests: {cpu: "1"}}}
-`)
-	ctrGVR := schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "clustertrainingruntimes"}
-	t.Cleanup(func() { sim.Dynamic.Resource(ctrGVR).Delete(context.Background(), runtime, metav1.DeleteOptions{}) })
+	runtime := trainingRuntime(t, "sim-"+ns)
 	applyYAML(t, ns, `
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -478,15 +457,7 @@ spec:
 // one control plane and rejects it on the other, with the reason.
 func TestOperatorsCRDSets(t *testing.T) {
 	t.Parallel()
-	tools, err := ToolsFromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	previous, err := StartDryRun(tools, PreviousCRDs)
-	if err != nil {
-		t.Fatalf("starting a control plane with the previous CRDs: %v", err)
-	}
-	t.Cleanup(previous.Stop)
+	previous := previousControlPlane(t)
 	ns := "ops-crdsets"
 	for _, cp := range []*ControlPlane{sim.ControlPlane, previous} {
 		if _, err := cp.Client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -656,28 +627,7 @@ func TestOperatorsKueueFrameworks(t *testing.T) {
 	eventually(t, ns, 30*time.Second, "LocalQueue team Active", func() (bool, string) {
 		return sim.QueueActive(context.Background(), ns, "team")
 	})
-	runtime := "sim-" + ns
-	applyYAML(t, "", `
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata: {name: `+runtime+`}
-spec:
-  mlPolicy: {numNodes: 1}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              spec:
-                containers:
-                - {name: node, image: busybox, command: [sh, -c, "echo train"], resources: {requests: {cpu: "1"}}}
-`)
-	ctrGVR := schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "clustertrainingruntimes"}
-	t.Cleanup(func() { sim.Dynamic.Resource(ctrGVR).Delete(context.Background(), runtime, metav1.DeleteOptions{}) })
+	runtime := trainingRuntime(t, "sim-"+ns)
 	applyYAML(t, ns, `
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -745,4 +695,48 @@ spec:
 			t.Errorf("no admitted Workload owned by a %s; owners: %v", kind, admitted)
 		}
 	}
+}
+
+// trainingRuntime applies a ClusterTrainingRuntime of that name whose one
+// node job echoes, deleted when the test ends; it returns the name.
+func trainingRuntime(t *testing.T, name string) string {
+	t.Helper()
+	applyYAML(t, "", `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: `+name+`}
+spec:
+  mlPolicy: {numNodes: 1}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: busybox, command: [sh, -c, "echo train"], resources: {requests: {cpu: "1"}}}
+`)
+	gvr := schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "clustertrainingruntimes"}
+	t.Cleanup(func() { sim.Dynamic.Resource(gvr).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return name
+}
+
+// previousControlPlane starts an API server with the previous CRD set,
+// stopped when the test ends.
+func previousControlPlane(t *testing.T) *ControlPlane {
+	t.Helper()
+	tools, err := ToolsFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	previous, err := StartDryRun(tools, PreviousCRDs)
+	if err != nil {
+		t.Fatalf("starting a control plane with the previous CRDs: %v", err)
+	}
+	t.Cleanup(previous.Stop)
+	return previous
 }

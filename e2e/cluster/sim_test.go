@@ -138,7 +138,7 @@ func TestAcceleratorNodesOnly(t *testing.T) {
 // Every mode with steps on shared storage, on GPUs and on Trainium: the
 // matrix's shape, two nodes where the mode can span them.
 func TestModes(t *testing.T) {
-	for _, mode := range []string{"pod", "job", "indexed-job", "pytorchjob", "mpijob", "rayjob"} {
+	for _, mode := range []string{"pod", "job", "indexed-job", "pytorchjob", "mpijob", "rayjob", "jobset", "trainjob"} {
 		for _, profile := range []string{"h100-80gb", "trn1-32xlarge"} {
 			t.Run(mode+"/"+profile, func(t *testing.T) {
 				t.Parallel()
@@ -153,7 +153,7 @@ func TestModes(t *testing.T) {
 				set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=%s,accelerator.devices=0,workload.nodes=%d,workload.type=finetune,workload.script=train.py,"+
 					"model.name=llama-2-7b,download.tokenSecret.name=hf,steps.preprocess.enabled=true,storage.storageClassName=%s,storage.accessMode=ReadWriteMany,shell.enabled=true",
 					mode, profile, nodes, class)
-				if mode == "mpijob" || mode == "rayjob" {
+				if mode == "mpijob" || mode == "rayjob" || mode == "jobset" {
 					set += ",steps.precompile.enabled=" + fmt.Sprint(profile == "trn1-32xlarge")
 				}
 				runScenario(t, Scenario{Name: "mode-" + mode + "-" + profile[:4], Apply: "shuffle:7", Nodes: spec}, nodes, nil, set, "steps.preprocess.command[0]=prepare.sh")
@@ -333,5 +333,42 @@ func TestFabrics(t *testing.T) {
 			runScenario(t, Scenario{Name: fmt.Sprintf("fabric%d", i), Apply: "kubectl", Nodes: c.nodes}, c.peak,
 				[]string{filepath.Join("..", "..", "examples", "fabric", c.example+".yaml")})
 		})
+	}
+}
+
+// The scenarios in the orchestrators teams move to run to completion with
+// the real operators: JobSet creates each step's pods only when the step
+// before is Complete (so S4's precompilation and training share the same
+// four nodes, one after the other), Kubeflow Trainer builds the run from
+// the release's TrainingRuntime, and Kueue admits the JobSet from the
+// LocalQueue the release creates. (The example's topology-aware placement
+// is left out here: the simulated nodes carry no topology labels.)
+func TestModeExamples(t *testing.T) {
+	cases := []struct {
+		example string
+		nodes   []NodeSpec
+		peak    int
+		queue   string
+		apply   []string
+	}{
+		{"s1-gke-h100-llama3-finetune-jobset", gkeNodes("h100-mega-80gb", 2), 2, "ml-team", []string{"kubectl", "argocd"}},
+		{"s1-gke-h100-llama3-finetune-trainjob", gkeNodes("h100-mega-80gb", 2), 2, "", []string{"kubectl", "argocd"}},
+		{"s4-eks-trn1-llama2-pretrain-jobset", eksNodes("trn1-32xlarge", 4), 4, "", []string{"kubectl", "reverse"}},
+	}
+	for i, c := range cases {
+		for _, apply := range c.apply {
+			t.Run(c.example+"/"+apply, func(t *testing.T) {
+				t.Parallel()
+				name := fmt.Sprintf("mode%d-%s", i, apply)
+				var set []string
+				if c.queue != "" {
+					// The release's LocalQueue, pointed at the ClusterQueue
+					// the scenario sizes to its nodes.
+					set = append(set, "kueue.localQueue.clusterQueue="+name, "kueue.requiredTopology=")
+				}
+				runScenario(t, Scenario{Name: name, Apply: apply, Nodes: c.nodes, Queue: c.queue}, c.peak,
+					[]string{example("modes/" + c.example)}, set...)
+			})
+		}
 	}
 }

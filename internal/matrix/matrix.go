@@ -10,7 +10,7 @@ import (
 )
 
 // Modes are the chart's orchestration modes.
-var Modes = []string{"pod", "job", "indexed-job", "pytorchjob", "rayjob", "mpijob"}
+var Modes = []string{"pod", "job", "indexed-job", "pytorchjob", "rayjob", "mpijob", "jobset", "trainjob"}
 
 // Types are the workload types that differ in what they render.
 var Types = []string{"inference", "finetune"}

@@ -196,7 +196,8 @@ transport: the run would otherwise go on over the primary NIC at a
 fraction of the bandwidth, silently. The guard stops the whole process
 group, so torchrun (or mpirun) and its workers end, and the exit status is
 non-zero. Inputs (dict): fabric (ctx.fabric), run (a shell command line),
-profile (bool).
+profile (bool), then (bool: more lines follow, so the command is run,
+not exec'd).
 */}}
 {{- define "llm.fabric.run" -}}
 {{- $f := .fabric -}}
@@ -214,6 +215,8 @@ profile (bool).
   "    kill -TERM 0; exit 3;;"
   "  esac"
   "done") -}}
+{{- else if get . "then" -}}
+{{- $lines = append $lines .run -}}
 {{- else -}}
 {{- $lines = append $lines (printf "exec %s" .run) -}}
 {{- end -}}

@@ -1,0 +1,56 @@
+package renderer
+
+import (
+	"regexp"
+	"sync"
+)
+
+// Charts match the same few patterns over and over (a credential check per
+// value, a format check per field); sprig compiles the pattern on every
+// call. These functions behave as sprig's and keep what they compiled.
+
+// maxCachedRegexps bounds the cache: a chart that builds patterns from its
+// values cannot grow it without limit; past the bound, patterns are
+// compiled per call as before.
+const maxCachedRegexps = 256
+
+var regexps struct {
+	sync.Mutex
+	byPattern map[string]*regexp.Regexp
+}
+
+func compileRegexp(pattern string) (*regexp.Regexp, error) {
+	regexps.Lock()
+	re, ok := regexps.byPattern[pattern]
+	regexps.Unlock()
+	if ok {
+		return re, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	regexps.Lock()
+	if regexps.byPattern == nil {
+		regexps.byPattern = map[string]*regexp.Regexp{}
+	}
+	if len(regexps.byPattern) < maxCachedRegexps {
+		regexps.byPattern[pattern] = re
+	}
+	regexps.Unlock()
+	return re, nil
+}
+
+// regexMatch is sprig's: an invalid pattern matches nothing.
+func regexMatch(pattern, s string) bool {
+	re, err := compileRegexp(pattern)
+	return err == nil && re.MatchString(s)
+}
+
+func mustRegexMatch(pattern, s string) (bool, error) {
+	re, err := compileRegexp(pattern)
+	if err != nil {
+		return false, err
+	}
+	return re.MatchString(s), nil
+}
