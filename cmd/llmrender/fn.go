@@ -80,7 +80,7 @@ func runFnStandalone(env *environment, rf *reportFlags, configFile string, input
 			data, err = safeio.ReadFile(name, plugin.MaxInputSize)
 		}
 		if err != nil {
-			return fmt.Errorf("input %v", err)
+			return rf.emit(env.stderr, newReport(files, configFile), fmt.Errorf("input %v", err))
 		}
 		ins = append(ins, plugin.Input{Name: name, Data: data})
 	}
