@@ -3,8 +3,9 @@
 #     container:
 #       image: ghcr.io/llmrender/llmrender:VERSION
 # Build: docker build -t ghcr.io/llmrender/llmrender:VERSION .
-# The image holds only the static binary; it runs as nonroot, needs no
-# network, and reads the ResourceList on stdin.
+# The image holds only the static binary, on PATH; it runs as nonroot, needs
+# no network, and reads the ResourceList on stdin. The same image serves as
+# Argo CD's CMP sidecar (argocd/), which runs llmrender by name.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -14,6 +15,6 @@ ARG VERSION=dev
 RUN CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/llmrender ./cmd/llmrender
 
 FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /out/llmrender /llmrender
+COPY --from=build /out/llmrender /usr/local/bin/llmrender
 USER nonroot:nonroot
-ENTRYPOINT ["/llmrender", "fn"]
+ENTRYPOINT ["/usr/local/bin/llmrender", "fn"]

@@ -28,6 +28,15 @@ K8S_LDFLAGS := -s -w -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) 
 # The rest of a simulated cluster: kwok (fake kubelets) and the operators the
 # chart targets, each built by hack/build-operator.sh from a copy of its module
 # in $(TOOLS)/src (patched so that nothing listens beyond 127.0.0.1).
+# action-validator checks action.yml and the example workflow against
+# SchemaStore's github-action.json and github-workflow.json (compiled into
+# the package); installed from the npm registry.
+ACTION_VALIDATOR_VERSION := 0.6.0
+ACTION_VALIDATOR := $(TOOLS)/action-validator-$(ACTION_VALIDATOR_VERSION)
+# Argo CD's CMP server and repo-server stream code, run in one process
+# (hack/argocd-cmp, its own module) against argocd/plugin.yaml.
+ARGOCD_VERSION := v3.5.7
+ARGOCD_CMP     := $(TOOLS)/argocd-cmp-$(ARGOCD_VERSION)/argocd-cmp
 KWOK_VERSION              := v0.8.0
 MPI_OPERATOR_VERSION      := v0.8.0
 TRAINING_OPERATOR_VERSION := v1.9.2
@@ -91,10 +100,17 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT
 	LLMRENDER_VOLCANO_SCHEDULER=$(VOLCANO_SCHEDULER) \
 	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER) \
 	LLMRENDER_JOBSET=$(JOBSET) LLMRENDER_LWS=$(LWS) LLMRENDER_KUEUE=$(KUEUE) \
-	LLMRENDER_TRAINER=$(TRAINER)
-e2e: $(HELM) $(KUSTOMIZE) $(KPT) sim-tools
+	LLMRENDER_TRAINER=$(TRAINER) LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
+	LLMRENDER_ARGOCD_CMP=$(ARGOCD_CMP)
+e2e: $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
 	cd e2e/cluster && $(E2E_ENV) $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m ./...
+
+$(ACTION_VALIDATOR)/node_modules/@action-validator/core:
+	npm install --prefix $(ACTION_VALIDATOR) --no-save --no-audit --no-fund @action-validator/core@$(ACTION_VALIDATOR_VERSION)
+
+$(ARGOCD_CMP): hack/argocd-cmp/go.mod hack/argocd-cmp/main.go
+	cd hack/argocd-cmp && $(GO) build -o $@ .
 
 # Rewrite golden files from the current output. Review the diff before committing.
 golden:
@@ -112,7 +128,7 @@ bench: build $(HELM) $(KUSTOMIZE)
 	$(GO) run ./hack/bench -llmrender $(BIN) -helm $(HELM) -kustomize $(KUSTOMIZE) \
 		-runs $(BENCH_RUNS) -warmup $(BENCH_WARMUP) -gobench .bench/go.txt -o BENCHMARKS.md
 
-tools: $(HELM) $(KUSTOMIZE) $(KPT) sim-tools
+tools: $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
 
 # Every binary the simulated cluster runs. Each is built once per machine (the
 # operators take several minutes each on two cores) and then only checked for.

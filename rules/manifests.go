@@ -216,7 +216,11 @@ func devicesOf(c map[string]any) (string, int64) {
 }
 
 func objFinding(rule string, sev Severity, o Object, field, format string, args ...any) Finding {
-	return Finding{Rule: rule, Severity: sev, Where: o.Where(), Field: field, Message: fmt.Sprintf(format, args...), Object: o.Ref()}
+	f := Finding{Rule: rule, Severity: sev, Where: o.Where(), Field: field, Message: fmt.Sprintf(format, args...), Object: o.Ref()}
+	if o.Line > 0 {
+		f.Loc = values.Location{File: o.Source, Line: o.Line, Column: 1} // the object's first line in a file lint read
+	}
+	return f
 }
 
 // Facts are what the manifest rules know about the cluster beyond the

@@ -35,7 +35,7 @@ type Finding struct {
 
 	// The same place as Where, as structure for machine-readable reports
 	// (the KRM function's results); String does not use them.
-	Loc    values.Location // a values finding: where the value was written (zero when unknown)
+	Loc    values.Location // a values finding: where the value was written; a linted object: its first line (zero when unknown)
 	Object *ObjectRef      // a manifest finding: the object it is about
 }
 

@@ -1,8 +1,8 @@
 package rules
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	"strconv"
-	"strings"
 )
 
 // Small accessors over decoded YAML/JSON trees, so rules read like the
@@ -69,25 +69,18 @@ func stringList(v any, path ...string) []string {
 	return out
 }
 
-// quantity parses a Kubernetes quantity ("440Gi", "500", "120m") into a
-// plain number (bytes or cores).
+// quantity reads a Kubernetes quantity ("440Gi", "500", "120m", "1Ei",
+// "1e3") as the API server does, with k8s.io/apimachinery's parser, into
+// a plain number (bytes or cores). A number that is not a string is taken
+// as it is.
 func quantity(v any) (float64, bool) {
 	x, ok := v.(string)
 	if !ok {
 		return num(v) // a plain number
 	}
-	s := strings.TrimSpace(x)
-	suffixes := []struct {
-		s string
-		m float64
-	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50},
-		{"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"m", 1e-3}}
-	for _, suf := range suffixes {
-		if strings.HasSuffix(s, suf.s) {
-			f, err := strconv.ParseFloat(strings.TrimSuffix(s, suf.s), 64)
-			return f * suf.m, err == nil
-		}
+	q, err := resource.ParseQuantity(x)
+	if err != nil {
+		return 0, false
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil
+	return q.AsApproximateFloat64(), true
 }

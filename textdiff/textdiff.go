@@ -5,6 +5,8 @@ package textdiff
 import (
 	"fmt"
 	"strings"
+
+	"github.com/aymanbagabas/go-udiff/lcs"
 )
 
 // Op is one line of an edit script.
@@ -13,8 +15,10 @@ type Op struct {
 	Line string
 }
 
-// MaxCells bounds the LCS table; objects are at most a few thousand lines,
-// and a larger pair is shown as a whole replacement instead.
+// MaxCells bounds the LCS table; objects are at most a few thousand lines.
+// A larger pair is diffed with Myers' algorithm instead (go-udiff's lcs,
+// the Go team's internal diff), which needs no table but may break ties
+// differently from diff(1).
 const MaxCells = 16 << 20
 
 // Lines returns the shortest edit script from a to b (longest common
@@ -43,13 +47,7 @@ func Lines(a, b []string) []Op {
 func middle(a, b []string) []Op {
 	var ops []Op
 	if len(a)*len(b) > MaxCells {
-		for _, l := range a {
-			ops = append(ops, Op{'-', l})
-		}
-		for _, l := range b {
-			ops = append(ops, Op{'+', l})
-		}
-		return ops
+		return myers(a, b)
 	}
 	// lcs[i][j] is the LCS length of a[i:] and b[j:].
 	w := len(b) + 1
@@ -83,6 +81,29 @@ func middle(a, b []string) []Op {
 	}
 	for ; j < len(b); j++ {
 		ops = append(ops, Op{'+', b[j]})
+	}
+	return ops
+}
+
+// myers is the edit script of lcs.DiffLines: its diffs are replacements
+// of a[Start:End] by b[ReplStart:ReplEnd], in order.
+func myers(a, b []string) []Op {
+	ops := make([]Op, 0, len(a)+len(b))
+	i := 0
+	for _, d := range lcs.DiffLines(a, b) {
+		for ; i < d.Start; i++ {
+			ops = append(ops, Op{' ', a[i]})
+		}
+		for k := d.Start; k < d.End; k++ {
+			ops = append(ops, Op{'-', a[k]})
+		}
+		for k := d.ReplStart; k < d.ReplEnd; k++ {
+			ops = append(ops, Op{'+', b[k]})
+		}
+		i = d.End
+	}
+	for ; i < len(a); i++ {
+		ops = append(ops, Op{' ', a[i]})
 	}
 	return ops
 }

@@ -1,6 +1,7 @@
 package textdiff
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,5 +42,71 @@ func TestColors(t *testing.T) {
 	got := Unified("a", "b", "x\n", "y\n", 3, ANSI)
 	if !strings.Contains(got, "\x1b[31m-x\x1b[0m") || !strings.Contains(got, "\x1b[32m+y\x1b[0m") {
 		t.Errorf("no colours: %q", got)
+	}
+}
+
+// bigPair is two objects of n lines with a change every `every` lines.
+func bigPair(n, every int) (a, b []string) {
+	for i := 0; i < n; i++ {
+		a = append(a, fmt.Sprintf("  key%d: %d", i, i%7))
+		if i%every == every/2 {
+			b = append(b, fmt.Sprintf("  key%d: changed", i))
+			continue
+		}
+		b = append(b, a[i])
+	}
+	return append([]string{"head: a"}, a...), append([]string{"head: b"}, b...)
+}
+
+// Past the LCS table's bound, a pair is diffed with Myers' algorithm, not
+// replaced whole: exactly while the changes are few (go-udiff's lcs gives
+// up beyond 50 edits), and always with a script that turns a into b and
+// changes no more lines than a whole replacement.
+func TestLargeObjects(t *testing.T) {
+	for _, c := range []struct{ n, every, want int }{{5000, 250, 2 * 21}, {5000, 50, -1}, {20000, 1000, 2 * 21}} {
+		a, b := bigPair(c.n, c.every)
+		if len(a)*len(b) <= MaxCells {
+			t.Fatal("the pair fits the table")
+		}
+		changed := checkScript(t, a, b)
+		t.Logf("%d lines, a change every %d: %d changed lines (a whole replacement: %d)", c.n, c.every, changed, len(a)+len(b))
+		if c.want > 0 && changed != c.want || changed > len(a)+len(b) {
+			t.Errorf("%d lines, a change every %d: %d changed lines, want %d", c.n, c.every, changed, c.want)
+		}
+	}
+}
+
+// checkScript checks that Lines(a, b) turns a into b and returns how many
+// lines it changes.
+func checkScript(t *testing.T, a, b []string) int {
+	t.Helper()
+	ops := Lines(a, b)
+	var gotA, gotB []string
+	changed := 0
+	for _, op := range ops {
+		if op.Kind != '+' {
+			gotA = append(gotA, op.Line)
+		}
+		if op.Kind != '-' {
+			gotB = append(gotB, op.Line)
+		}
+		if op.Kind != ' ' {
+			changed++
+		}
+	}
+	if strings.Join(gotA, "\n") != strings.Join(a, "\n") || strings.Join(gotB, "\n") != strings.Join(b, "\n") {
+		t.Fatal("the edit script does not turn a into b")
+	}
+	return changed
+}
+
+func BenchmarkLarge(b *testing.B) {
+	for _, n := range []int{1000, 5000, 20000} {
+		x, y := bigPair(n, 250)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				Lines(x, y)
+			}
+		})
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/report"
+	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/textdiff"
 )
 
@@ -23,7 +26,12 @@ func runDiff(env *environment, args []string) error {
 	against := fs.String("against", "", "golden file or --output-dir directory to compare with (required)")
 	vf.registerPostRender(fs)
 	color := fs.String("color", "auto", "auto (a terminal, unless NO_COLOR is set), always or never")
+	var rf reportFlags
+	rf.register(fs, "on stderr")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := rf.check(); err != nil {
 		return err
 	}
 	if *against == "" {
@@ -37,26 +45,37 @@ func runDiff(env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	rep := findingsReport(vf.sources.Files, nil, nil)
 	golden, err := readManifests(env, []string{*against})
 	if err != nil {
-		return err
+		return rf.emit(env.stderr, rep, err)
 	}
 	res, err := pipeline.Render(req)
 	if err != nil {
-		return err
+		return rf.emit(env.stderr, rep, err)
 	}
-	reportFindings(env.stderr, res.Warnings, res.Waived)
-
+	rep = findingsReport(vf.sources.Files, res.Warnings, res.Waived)
 	d, err := diffObjects(golden, res.Objects, colors)
 	if err != nil {
-		return err
+		return rf.emit(env.stderr, rep, err)
 	}
 	if _, err := env.stdout.Write([]byte(d.text)); err != nil {
 		return err
 	}
 	if d.changed+d.added+d.removed == 0 {
+		if err := rf.emit(env.stderr, rep, nil); err != nil {
+			return err
+		}
 		fmt.Fprintf(env.stderr, "no drift: %d object(s) match %s\n", d.same, *against)
 		return nil
+	}
+	// Drift is a finding too, for the formats that annotate files: on the
+	// golden object, or on the golden file for an object it lacks.
+	if !rf.plainText() {
+		rep.Findings = append(rep.Findings, d.drift...)
+	}
+	if err := rf.emit(env.stderr, rep, errDrift); !errors.Is(err, errDrift) {
+		return err
 	}
 	fmt.Fprintf(env.stderr, "drift from %s: %d changed, %d added, %d removed, %d unchanged\n", *against, d.changed, d.added, d.removed, d.same)
 	return errDrift
@@ -65,6 +84,18 @@ func runDiff(env *environment, args []string) error {
 type objectDiff struct {
 	text                          string
 	same, changed, added, removed int
+	drift                         []report.Finding // one per changed, added or removed object
+}
+
+// driftFinding is an object that differs, placed in the golden file.
+func driftFinding(file string, line int, o *renderer.Object, what string) report.Finding {
+	id := redact.Credentials(o.ID())
+	msg := fmt.Sprintf("%s %s %s; if intended, render again into the golden file", o.APIVersion, id, what)
+	f := report.Finding{Rule: report.DriftRule, Severity: rules.Error, Message: msg, File: file, Line: line, Text: "error drift: " + msg}
+	if line > 0 {
+		f.Where = fmt.Sprintf("%s:%d", file, line)
+	}
+	return f
 }
 
 // diffObjects compares two sets matched by apiVersion, kind, namespace and
@@ -88,6 +119,7 @@ func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (object
 		}
 		g, ok := old[k]
 		if !ok {
+			d.drift = append(d.drift, driftFinding(goldenFile(golden), 0, o, "is rendered but not in the golden set"))
 			d.added++
 			out = append(out, textdiff.Unified("/dev/null", fmt.Sprintf("rendered %s %s (%s)", o.APIVersion, o.ID(), o.Source), "", string(now), 3, c)...)
 			continue
@@ -103,6 +135,7 @@ func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (object
 			continue
 		}
 		d.changed++
+		d.drift = append(d.drift, driftFinding(g.Source, g.Line, g, "differs from the rendered object"))
 		out = append(out, text...)
 	}
 	for _, g := range golden {
@@ -114,10 +147,25 @@ func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (object
 			return d, err
 		}
 		d.removed++
+		d.drift = append(d.drift, driftFinding(g.Source, g.Line, g, "is in the golden set but no longer rendered"))
 		out = append(out, textdiff.Unified(fmt.Sprintf("%s:%d %s %s", g.Source, g.Line, g.APIVersion, g.ID()), "/dev/null", string(was), "", 3, c)...)
 	}
 	d.text = string(out)
 	return d, nil
+}
+
+// goldenFile is the file an added object is charged to: the golden file
+// when there is one file, else none.
+func goldenFile(golden []*renderer.Object) string {
+	if len(golden) == 0 {
+		return ""
+	}
+	for _, g := range golden[1:] {
+		if g.Source != golden[0].Source {
+			return ""
+		}
+	}
+	return golden[0].Source
 }
 
 // diffColors decides on colour: a terminal gets it unless NO_COLOR is set

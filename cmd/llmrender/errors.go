@@ -3,10 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
@@ -48,14 +46,4 @@ func errorList[T any](header string, items []T) string {
 		b.WriteString(fmt.Sprint(it))
 	}
 	return b.String()
-}
-
-// reportFindings prints warnings and waivers; they never change the output.
-func reportFindings(w io.Writer, warnings, waived []rules.Finding) {
-	for _, f := range warnings {
-		fmt.Fprintln(w, redact.Credentials(f.String()))
-	}
-	for _, f := range waived {
-		fmt.Fprintf(w, "waived %s\n", redact.Credentials(strings.TrimPrefix(f.String(), string(f.Severity)+" ")))
-	}
 }

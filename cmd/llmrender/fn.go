@@ -15,13 +15,18 @@ import (
 // --config it runs standalone: the config from a file, objects from the
 // named inputs, a plain YAML stream out.
 func runFn(env *environment, args []string) error {
-	fs := newFlagSet(env, "fn", "fn [--config workload.yaml [INPUT|-]...]")
+	fs := newFlagSet(env, "fn", "fn [--config workload.yaml [INPUT|-]...] [--format FORMAT]")
 	config := fs.String("config", "", "read the LLMWorkload from FILE and run without kustomize; INPUTs are kept in the output")
 	chartDir := fs.String("chart", "", "chart directory (default: the built-in chart)")
 	var opts renderer.Options
 	fs.StringVar(&opts.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
 	fs.StringArrayVarP(&opts.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
+	var rf reportFlags
+	rf.register(fs, "on stderr")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := rf.check(); err != nil {
 		return err
 	}
 	if _, err := renderer.ParseKubeVersion(opts.KubeVersion); err != nil {
@@ -35,7 +40,7 @@ func runFn(env *environment, args []string) error {
 		return err
 	}
 	if *config != "" {
-		return runFnStandalone(env, *config, fs.Args(), plugin.Env{Chart: chart, Dir: filepath.Dir(*config), Options: opts})
+		return runFnStandalone(env, &rf, *config, fs.Args(), plugin.Env{Chart: chart, Dir: filepath.Dir(*config), Options: opts})
 	}
 	// One byte past the limit, so that plugin.Run answers an oversize
 	// input with a ResourceList that says so, as the function spec asks.
@@ -50,18 +55,19 @@ func runFn(env *environment, args []string) error {
 	if _, err := env.stdout.Write(out.Data); err != nil {
 		return err
 	}
-	reportFindings(env.stderr, out.Warnings, out.Waived)
+	// kustomize shows only standard error, never the results.
+	rep := findingsReport(nil, out.Warnings, out.Waived)
 	if out.Err != nil {
-		// kustomize shows only standard error, never the results.
-		return fnError{out.Err}
+		return rf.emit(env.stderr, rep, fnError{out.Err})
 	}
-	return nil
+	return rf.emit(env.stderr, rep, nil)
 }
 
-func runFnStandalone(env *environment, configFile string, inputs []string, penv plugin.Env) error {
+func runFnStandalone(env *environment, rf *reportFlags, configFile string, inputs []string, penv plugin.Env) error {
+	files := []string{configFile}
 	cfg, err := plugin.ReadConfigFile(configFile, "", penv.Dir)
 	if err != nil {
-		return err
+		return rf.emit(env.stderr, newReport(files, configFile), err)
 	}
 	var ins []plugin.Input
 	for _, name := range inputs {
@@ -74,15 +80,20 @@ func runFnStandalone(env *environment, configFile string, inputs []string, penv 
 			data, err = safeio.ReadFile(name, plugin.MaxInputSize)
 		}
 		if err != nil {
-			return fmt.Errorf("input %v", err)
+			return rf.emit(env.stderr, newReport(files, configFile), fmt.Errorf("input %v", err))
 		}
 		ins = append(ins, plugin.Input{Name: name, Data: data})
 	}
 	data, res, err := plugin.Standalone(cfg, ins, penv)
 	if err != nil {
-		return fnError{err}
+		return rf.emit(env.stderr, newReport(files, configFile), fnError{err})
 	}
-	reportFindings(env.stderr, res.Warnings, res.Waived)
+	rep := newReport(files, configFile)
+	rep.Add(res.Warnings, false)
+	rep.Add(res.Waived, true)
+	if err := rf.emit(env.stderr, rep, nil); err != nil {
+		return err
+	}
 	_, err = env.stdout.Write(data)
 	return err
 }

@@ -45,10 +45,20 @@ type command struct {
 	run     func(env *environment, args []string) error
 }
 
-// environment is what a command may touch: its streams and nothing global.
+// environment is what a command may touch: its streams, the variables it
+// reads (only cmp reads any), and nothing global.
 type environment struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	getenv         func(string) string // nil: no variables
+}
+
+// variable reads an environment variable.
+func (e *environment) variable(name string) string {
+	if e.getenv == nil {
+		return ""
+	}
+	return e.getenv(name)
 }
 
 func commands() []command {
@@ -59,16 +69,18 @@ func commands() []command {
 		{"lint", "check any manifests with the manifest rules (file:line for each finding)", runLint},
 		{"diff", "render and compare with a golden file or --output-dir tree; exit 1 on drift", runDiff},
 		{"fn", "run as a KRM function (kustomize generator); fn --config FILE for CI", runFn},
+		{"cmp", "Argo CD Config Management Plugin: cmp discover | cmp generate (reads ARGOCD_* variables)", runCMP},
 		{"catalog", "list the models, accelerator profiles and modes values can select", runCatalog},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
 		{"chart", "chart export DIR: write the built-in chart, for helm", runChart},
+		{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion},
 		{"version", "print the version", runVersion},
 		{"help", "show help for a command", runHelp},
 	}
 }
 
 func main() {
-	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	os.Exit(run(env, os.Args[1:]))
 }
 
@@ -87,6 +99,9 @@ func run(env *environment, args []string) int {
 			break
 		}
 	}
+	if name == "__complete" { // the completion scripts' helper, not listed
+		cmd = &command{name: name, run: runComplete}
+	}
 	if cmd == nil {
 		fmt.Fprintf(env.stderr, "llmrender: unknown command %s\n\n", redact.Quote(name))
 		printOverview(env.stderr)
@@ -103,8 +118,8 @@ func run(env *environment, args []string) int {
 		return exitOK
 	case errors.Is(err, pflag.ErrHelp):
 		return exitOK
-	case errors.As(err, &lintFailed{}), errors.Is(err, errDrift):
-		return exitInvalid // the findings or the diff are the message
+	case errors.As(err, &lintFailed{}), errors.Is(err, errDrift), errors.Is(err, errReported):
+		return exitInvalid // the findings, the diff or the report are the message
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.stderr, "llmrender %s: %s\nRun 'llmrender help %s' for usage.\n", cmd.name, redact.Credentials(ue.msg), cmd.name)
 		return exitUsage

@@ -84,12 +84,17 @@ func (v *valueFlags) check() error {
 }
 
 func runRender(env *environment, args []string) error {
-	fs := newFlagSet(env, "render", "render [-f values.yaml]... [--set k=v]... [--output-dir DIR]")
+	fs := newFlagSet(env, "render", "render [-f values.yaml]... [--set k=v]... [--output-dir DIR] [--format FORMAT]")
 	var vf valueFlags
 	vf.register(fs)
 	outDir := fs.String("output-dir", "", "write one file per object into DIR (replaced atomically) instead of stdout")
 	vf.registerPostRender(fs)
+	var rf reportFlags
+	rf.register(fs, "on stderr")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := rf.check(); err != nil {
 		return err
 	}
 	req, err := vf.request(env, fs)
@@ -98,9 +103,11 @@ func runRender(env *environment, args []string) error {
 	}
 	res, err := pipeline.Render(req)
 	if err != nil {
+		return rf.emit(env.stderr, findingsReport(vf.sources.Files, nil, nil), err)
+	}
+	if err := rf.emit(env.stderr, findingsReport(vf.sources.Files, res.Warnings, res.Waived), nil); err != nil {
 		return err
 	}
-	reportFindings(env.stderr, res.Warnings, res.Waived)
 	if *outDir != "" {
 		return output.WriteDir(*outDir, res.Objects)
 	}
@@ -115,23 +122,38 @@ func runRender(env *environment, args []string) error {
 }
 
 func runValidate(env *environment, args []string) error {
-	fs := newFlagSet(env, "validate", "validate [-f values.yaml]... [--set k=v]...")
+	fs := newFlagSet(env, "validate", "validate [-f values.yaml]... [--set k=v]... [--format FORMAT]")
 	var vf valueFlags
 	vf.register(fs)
+	var rf reportFlags
+	rf.register(fs, "text on stderr, the others on stdout,")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := rf.check(); err != nil {
 		return err
 	}
 	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
 	}
+	// The report replaces "ok" on standard output, except in text.
+	dest := env.stdout
+	if rf.format == "text" {
+		dest = env.stderr
+	}
 	// Rendering is part of validation: the chart's own checks (required,
 	// fail) and the manifest checks run there.
 	res, err := pipeline.Render(req)
 	if err != nil {
+		return rf.emit(dest, findingsReport(vf.sources.Files, nil, nil), err)
+	}
+	if err := rf.emit(dest, findingsReport(vf.sources.Files, res.Warnings, res.Waived), nil); err != nil {
 		return err
 	}
-	reportFindings(env.stderr, res.Warnings, res.Waived)
+	if rf.format != "text" && rf.file == "" {
+		return nil
+	}
 	_, err = env.stdout.Write([]byte("ok\n"))
 	return err
 }

@@ -20,7 +20,7 @@ func TestLintRuleFixtures(t *testing.T) {
 	for _, b := range bad {
 		rule := strings.TrimSuffix(filepath.Base(b), "-bad.yaml")
 		r := runCLI(t, "", "lint", "-o", "json", b)
-		var findings []findingJSON
+		var findings []struct{ Rule, Severity, Where string }
 		if err := json.Unmarshal([]byte(r.stdout), &findings); err != nil {
 			t.Fatalf("%s: JSON does not parse: %v\n%s", b, err, r.stdout)
 		}
@@ -76,7 +76,7 @@ func TestLintInputs(t *testing.T) {
 		{"", []string{"lint", "missing.yaml"}, 1, "missing.yaml: no such file"},
 		{"kind: Pod\nmetadata:\n  name: x\n", []string{"lint"}, 1, "<stdin>:1: object has no apiVersion"},
 		{"a: [\n", []string{"lint"}, 1, "<stdin>:"},
-		{"", []string{"lint", "-o", "xml"}, 2, "--output must be text or json"},
+		{"", []string{"lint", "-o", "xml"}, 2, `--format: unknown format "xml" (formats: text, json, sarif, junit, github)`},
 	} {
 		r := runCLI(t, c.stdin, c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
