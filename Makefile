@@ -64,7 +64,7 @@ BIN       := $(CURDIR)/bin/llmrender
 
 export GOTOOLCHAIN = local
 
-.PHONY: all build render test unit e2e lint golden bench tools sim-tools fuzz clean
+.PHONY: all build render test unit e2e lint golden bench tools sim-tools host-tools fuzz clean
 
 all: build
 
@@ -102,9 +102,24 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT
 	LLMRENDER_JOBSET=$(JOBSET) LLMRENDER_LWS=$(LWS) LLMRENDER_KUEUE=$(KUEUE) \
 	LLMRENDER_TRAINER=$(TRAINER) LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
 	LLMRENDER_ARGOCD_CMP=$(ARGOCD_CMP)
-e2e: $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
+e2e: host-tools $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
 	cd e2e/cluster && $(E2E_ENV) $(GO) test -tags e2e -count=1 -parallel 4 -timeout 30m ./...
+
+# Programs the e2e suite runs that a fresh machine may lack: the shells the
+# completion scripts are tested in, and jq, which the GitHub Action's script
+# uses. Installed from Debian's packages when missing (as root), else named.
+HOST_TOOLS := zsh fish jq
+host-tools:
+	@missing=$$(for t in $(HOST_TOOLS); do command -v $$t >/dev/null || echo $$t; done); \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing $$missing from Debian's packages"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+		else \
+			echo "make e2e needs: $$missing (e.g. sudo apt-get install $$missing)"; exit 1; \
+		fi; \
+	fi
 
 $(ACTION_VALIDATOR)/node_modules/@action-validator/core:
 	npm install --prefix $(ACTION_VALIDATOR) --no-save --no-audit --no-fund @action-validator/core@$(ACTION_VALIDATOR_VERSION)

@@ -28,7 +28,7 @@ func TestShellCompletions(t *testing.T) {
 	run := func(t *testing.T, shell string, args ...string) string {
 		t.Helper()
 		if _, err := exec.LookPath(shell); err != nil {
-			t.Skipf("%s is not installed", shell)
+			t.Fatalf("%s is not installed: make e2e installs it (make host-tools)", shell)
 		}
 		cmd := exec.Command(shell, args...)
 		cmd.Dir = work
