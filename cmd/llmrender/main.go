@@ -142,8 +142,12 @@ func commandNames() string {
 func printOverview(w io.Writer) {
 	fmt.Fprintln(w, "Usage: llmrender [command] [flags]")
 	fmt.Fprintln(w, "\nCommands:")
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nWith no command, llmrender renders the built-in chart's default example.")
 	fmt.Fprintln(w, "Run 'llmrender help COMMAND' for a command's flags, 'llmrender help rules' for the rules.")
