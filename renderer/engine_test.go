@@ -253,7 +253,7 @@ func TestLoadRejects(t *testing.T) {
 		{map[string]string{"Chart.yaml": "apiVersion: v2\nversion: 1\n"}, "name is required"},
 		{map[string]string{"Chart.yaml": "apiVersion: v3\nname: x\nversion: 1\n"}, "apiVersion must be v1 or v2"},
 		{map[string]string{"Chart.yaml": "apiVersion: v2\nname: x\nversion: 1\ntype: library\n"}, "library charts"},
-		{map[string]string{"charts/sub/Chart.yaml": "x"}, "subcharts"},
+		{map[string]string{"charts/sub/Chart.yaml": "x"}, "t/charts/sub/Chart.yaml: error unmarshaling"},
 		{map[string]string{"values.yaml": "a: 1\na: 2\n"}, "t/values.yaml:2:1: duplicate key"},
 	}
 	for _, c := range cases {

@@ -45,6 +45,7 @@ func runDiff(env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	reportNotices(env.stderr, res.Notices)
 	reportFindings(env.stderr, res.Warnings, res.Waived)
 
 	d, err := diffObjects(golden, res.Objects, colors)

@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 )
@@ -51,6 +51,14 @@ func errorList[T any](header string, items []T) string {
 }
 
 // reportFindings prints warnings and waivers; they never change the output.
+// reportNotices prints what the render noticed about the chart and the
+// values files.
+func reportNotices(w io.Writer, notices []string) {
+	for _, n := range notices {
+		fmt.Fprintln(w, "warning: "+redact.Credentials(n))
+	}
+}
+
 func reportFindings(w io.Writer, warnings, waived []rules.Finding) {
 	for _, f := range warnings {
 		fmt.Fprintln(w, redact.Credentials(f.String()))

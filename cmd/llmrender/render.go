@@ -55,6 +55,9 @@ func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Requ
 	if err := v.check(); err != nil {
 		return pipeline.Request{}, err
 	}
+	if v.chartDir != "" {
+		v.sources.AllowEmpty = true // chart-testing's ci/ files may hold only comments
+	}
 	c, err := pipeline.LoadChart(v.chartDir)
 	if err != nil {
 		return pipeline.Request{}, err
@@ -100,6 +103,7 @@ func runRender(env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	reportNotices(env.stderr, res.Notices)
 	reportFindings(env.stderr, res.Warnings, res.Waived)
 	if *outDir != "" {
 		return output.WriteDir(*outDir, res.Objects)
@@ -131,6 +135,7 @@ func runValidate(env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	reportNotices(env.stderr, res.Notices)
 	reportFindings(env.stderr, res.Warnings, res.Waived)
 	_, err = env.stdout.Write([]byte("ok\n"))
 	return err
