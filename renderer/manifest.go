@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/values"
@@ -209,27 +211,44 @@ type document struct {
 	line int // 1-based line of the template output where it starts
 }
 
-// eachDocument cuts text at lines that are a YAML document marker ("---",
-// optionally followed by a space and a comment) and hands each piece to fn,
-// as a slice of text: nothing is copied.
+// docSep is Helm's document separator (helm v3.22.0 pkg/releaseutil
+// manifest.go, SplitManifests): "---" at the start of the text or of a
+// line, with the white space on both sides. It needs no space or line end
+// after it: "---apiVersion: v1", which `{{- -}}` around a separator
+// leaves, starts a document.
+var docSep = lazy.Regexp(`(?:^|\s*\n)---\s*`)
+
+// eachDocument splits text into documents as Helm does: the text is
+// trimmed, cut at each separator, and each document is trimmed of white
+// space and ends with one newline, as Helm writes it (so a block scalar at
+// the end of a template keeps its final newline, and no more). Each piece
+// knows the line of text where it starts.
 func eachDocument(text string, fn func(document) error) error {
-	start, startLine, line := 0, 1, 1
-	for at := 0; at < len(text); line++ {
-		end := strings.IndexByte(text[at:], '\n')
-		next := at + end + 1
-		if end < 0 {
-			next = len(text)
-		}
-		trimmed := strings.TrimRight(text[at:next], "\r\n")
-		if trimmed == "---" || strings.HasPrefix(trimmed, "--- ") || strings.HasPrefix(trimmed, "---\t") {
-			if err := fn(document{text[start:at], startLine}); err != nil {
-				return err
-			}
-			start, startLine = next, line+1
-		}
-		at = next
+	lines, counted := 1, 0
+	lineAt := func(pos int) int {
+		lines += strings.Count(text[counted:pos], "\n")
+		counted = pos
+		return lines
 	}
-	return fn(document{text[start:], startLine})
+	emit := func(start, end int) error {
+		d := text[start:end]
+		lead := len(d) - len(strings.TrimLeftFunc(d, unicode.IsSpace))
+		d = strings.TrimSpace(d)
+		if d == "" {
+			return nil
+		}
+		return fn(document{d + "\n", lineAt(start + lead)})
+	}
+	lead := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
+	body := strings.TrimSpace(text)
+	start := 0
+	for _, m := range docSep().FindAllStringIndex(body, -1) {
+		if err := emit(lead+start, lead+m[0]); err != nil {
+			return err
+		}
+		start = m[1]
+	}
+	return emit(lead+start, lead+len(body))
 }
 
 // MaxNodesPerObject bounds one object after aliases are expanded.
