@@ -24,6 +24,14 @@ type Options struct {
 	IsUpgrade   bool     // .Release.IsUpgrade (and IsInstall is its opposite)
 	Strict      bool     // a missing map key is an error instead of ""
 	Limits      Limits   // the render's budget; zero fields take DefaultLimits
+	// Now is what `now` returns and the time `ago`, `durationRound` and
+	// generated certificates count from; the zero time means the Unix
+	// epoch (1970-01-01T00:00:00Z). The CLI takes it from --now or
+	// SOURCE_DATE_EPOCH.
+	Now time.Time
+	// RefuseNondeterministic makes the random and clock functions
+	// (NonDeterministic) errors, instead of seeded and reading Now.
+	RefuseNondeterministic bool
 }
 
 // Rendered is the text one template produced.
@@ -38,6 +46,9 @@ const (
 	MaxIncludeDepth = 1000     // nested includes of one template, as Helm
 	MaxOutputBytes  = 64 << 20 // everything one render writes
 )
+
+// seededShapes are the seeded functions, for their result types.
+var seededShapes = sync.OnceValue(func() template.FuncMap { return seededFuncs(newRenderState(newBudget(Limits{}))) })
 
 var (
 	baseFuncsOnce sync.Once
@@ -105,11 +116,19 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out [
 	if err != nil {
 		return nil, err
 	}
-	bindFuncs(t, newRenderState(budget))
+	st := newRenderState(budget)
+	st.seeded = !opts.RefuseNondeterministic
+	st.now = opts.Now.UTC()
+	if opts.Now.IsZero() {
+		st.now = time.Unix(0, 0).UTC()
+	}
+	st.seed = fmt.Sprintf("%s\x00%s\x00%s", release(opts)["Name"], c.Metadata.Name, c.Metadata.Version)
+	bindFuncs(t, st)
 	for _, name := range names {
 		if strings.HasPrefix(path.Base(name), "_") {
 			continue // partials are parsed for their defines, never rendered
 		}
+		st.current, st.calls = name, 0
 		r := tpls[name]
 		r.top["Template"] = map[string]any{"Name": name, "BasePath": r.basePath}
 		var buf strings.Builder
@@ -286,6 +305,13 @@ type renderState struct {
 	// again is the most expensive part of such a render. Callers get a copy,
 	// so a template that changes its dict changes no other template's.
 	fromYAML map[string]map[string]any
+
+	// The seeded random and clock functions (see seededFuncs).
+	seeded  bool
+	now     time.Time
+	seed    string // release and chart
+	current string // the template being rendered
+	calls   int    // seeded calls so far in current
 }
 
 func newRenderState(budget *budget) *renderState {
@@ -321,6 +347,9 @@ func bindFuncs(t *template.Template, st *renderState) {
 			return values.DeepCopy(m).(map[string]any)
 		},
 	})
+	if st.seeded {
+		t.Funcs(seededFuncs(st))
+	}
 	bindSetFuncs(t, st)
 }
 
@@ -373,6 +402,9 @@ func bindSetFuncs(t *template.Template, st *renderState) {
 // scalarFunc tells whether the function name (Helm's set or a
 // text/template builtin) returns a string, number or boolean.
 func scalarFunc(name string) bool {
+	if fn, ok := seededShapes()[name]; ok {
+		return scalarResult(fn)
+	}
 	if fn, ok := sharedBaseFuncs()[name]; ok {
 		return scalarResult(fn)
 	}

@@ -145,7 +145,7 @@ func TestNonDeterministicFunctionsFail(t *testing.T) {
 		"encryptAES": `{{ encryptAES "k" "t" }}`, "genSelfSignedCert": `{{ genSelfSignedCert "x" nil nil 3 }}`,
 	}
 	for name, tpl := range calls {
-		_, err := execOne(t, "a: {{ 1 }}\n"+tpl, nil, Options{}, nil)
+		_, err := execOne(t, "a: {{ 1 }}\n"+tpl, nil, Options{RefuseNondeterministic: true}, nil)
 		if err == nil || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), "two renders of the same input would differ") {
 			t.Errorf("%s: error = %v", name, err)
 		}
