@@ -139,6 +139,10 @@ type Request struct {
 	// of every namespaced object (Helm writes none; charts that want one
 	// write it themselves).
 	WriteNamespace bool
+	// EnforceRules makes the manifest rules' errors stop a render of a
+	// chart other than the built-in one; without it they are warnings
+	// (the built-in chart's rules always stop it).
+	EnforceRules bool
 	// PostRender, when set, transforms the rendered objects (a kustomize
 	// overlay) before the manifest rules check them.
 	PostRender func([]*renderer.Object) ([]*renderer.Object, error)
@@ -319,9 +323,8 @@ func Render(req Request) (*Result, error) {
 		return nil, err
 	}
 	var findings []rules.Finding
-	var waive []string
+	waive := rules.Waivers(vals) // waivers work for any chart
 	if req.Chart.hasDomainRules() {
-		waive = rules.Waivers(vals)
 		findings = rules.CheckValues(vals, pos)
 		// Values errors stop before rendering: the templates would only fail
 		// later with a less helpful message.
@@ -333,7 +336,15 @@ func Render(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := renderer.Manifests(rendered)
+	var objs []*renderer.Object
+	notices := proc.warnings
+	if req.Chart.hasDomainRules() {
+		objs, err = renderer.Manifests(rendered)
+	} else {
+		var warnings []string
+		objs, warnings, err = renderer.ManifestsAsHelm(rendered)
+		notices = append(notices, warnings...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -357,12 +368,20 @@ func Render(req Request) (*Result, error) {
 	if !req.Chart.hasDomainRules() {
 		facts = builtinValues()
 	}
-	findings = append(findings, rules.CheckObjects(decoded, rules.FactsFrom(facts))...)
+	found := rules.CheckObjects(decoded, rules.FactsFrom(facts))
+	if !req.Chart.hasDomainRules() && !req.EnforceRules {
+		for i := range found {
+			if found[i].Severity == rules.Error {
+				found[i].Severity = rules.Warning
+			}
+		}
+	}
+	findings = append(findings, found...)
 	kept, waived := rules.Apply(findings, waive)
 	if failed := rules.Only(kept, rules.Error); len(failed) > 0 {
 		return nil, &rules.Failed{Findings: failed}
 	}
-	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: proc.warnings}, nil
+	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices}, nil
 }
 
 // checkRefused runs the values rules over values the schema refused in

@@ -90,6 +90,8 @@ const (
 	MaxChartDepth  = 20       // subcharts inside subcharts
 	MaxHelmignore  = 64 << 10 // .helmignore: each of its lines is matched against every path
 	maxArchiveName = 4096     // one path inside an archive
+
+	maxChartPathDepth = 64 // directories in a path, links to directories followed
 )
 
 // loader carries the limits shared by a chart and all its subcharts.
@@ -124,36 +126,57 @@ func Load(fsys fs.FS) (*Chart, error) {
 	}
 	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles}
 	var files []File
-	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("chart: %s: %w", name, err)
-		}
-		if name == "." {
-			return nil
-		}
-		if d.IsDir() {
-			if ignore.match(name, true) {
-				return fs.SkipDir
+	var walk func(root string) error
+	walk = func(root string) error {
+		return fs.WalkDir(fsys, root, func(name string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("chart: %s: %w", name, err)
 			}
+			if name == root {
+				return nil
+			}
+			if strings.Count(name, "/") >= maxChartPathDepth {
+				return fmt.Errorf("chart: %s: more than %d directories deep (a link to a directory above it?)", name, maxChartPathDepth)
+			}
+			isDir := d.IsDir()
+			if d.Type()&fs.ModeSymlink != 0 {
+				// A link to a directory is walked, as Helm does; safeio.Dir
+				// keeps it inside the chart.
+				info, err := fs.Stat(fsys, name)
+				if err != nil {
+					return fmt.Errorf("chart: %w", err)
+				}
+				if info.IsDir() {
+					if ignore.match(name, true) {
+						return nil
+					}
+					return walk(name)
+				}
+			}
+			if isDir {
+				if ignore.match(name, true) {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if ignore.match(name, false) {
+				return nil
+			}
+			data, err := safeio.ReadFileFS(fsys, name, min(MaxChartFile, ld.bytesLeft))
+			if errors.Is(err, safeio.ErrTooLarge) && ld.bytesLeft < MaxChartFile {
+				return fmt.Errorf("chart: more than %s in all (at %s)", safeio.Size(MaxChartBytes), name)
+			}
+			if err != nil {
+				return fmt.Errorf("chart: %w", err)
+			}
+			if err := ld.take(name, int64(len(data))); err != nil {
+				return err
+			}
+			files = append(files, File{Name: name, Data: data})
 			return nil
-		}
-		if ignore.match(name, false) {
-			return nil
-		}
-		data, err := safeio.ReadFileFS(fsys, name, min(MaxChartFile, ld.bytesLeft))
-		if errors.Is(err, safeio.ErrTooLarge) && ld.bytesLeft < MaxChartFile {
-			return fmt.Errorf("chart: more than %s in all (at %s)", safeio.Size(MaxChartBytes), name)
-		}
-		if err != nil {
-			return fmt.Errorf("chart: %w", err)
-		}
-		if err := ld.take(name, int64(len(data))); err != nil {
-			return err
-		}
-		files = append(files, File{Name: name, Data: data})
-		return nil
-	})
-	if err != nil {
+		})
+	}
+	if err := walk("."); err != nil {
 		return nil, err
 	}
 	c, err := ld.build(files, "", 0)

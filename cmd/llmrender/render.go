@@ -27,6 +27,7 @@ type valueFlags struct {
 	writeNamespace bool
 	postRender     string // a kustomization directory, for the commands that offer --post-render
 	now            string // --now, or SOURCE_DATE_EPOCH
+	enforceRules   bool
 }
 
 func (v *valueFlags) register(fs *pflag.FlagSet) {
@@ -42,6 +43,7 @@ func (v *valueFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&v.options.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
 	fs.StringArrayVarP(&v.options.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&v.options.Strict, "strict", false, "fail on a template's reference to a missing value")
+	fs.BoolVar(&v.enforceRules, "enforce-rules", false, "with --chart: the manifest rules' errors stop the render (default: printed as warnings)")
 	fs.StringVar(&v.now, "now", "", "the time `now` returns and certificates start at: RFC 3339 or Unix seconds (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
 	fs.BoolVar(&v.options.RefuseNondeterministic, "refuse-nondeterministic", false, "make now, rand*, uuidv4, gen* certificates and keys, bcrypt, htpasswd, encryptAES errors instead of seeded")
 }
@@ -69,7 +71,7 @@ func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Requ
 	if err != nil {
 		return pipeline.Request{}, err
 	}
-	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options, WriteNamespace: v.writeNamespace}
+	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options, WriteNamespace: v.writeNamespace, EnforceRules: v.enforceRules}
 	if v.postRender != "" {
 		overlay, err := postrender.Load(v.postRender)
 		if err != nil {
