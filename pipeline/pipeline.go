@@ -192,7 +192,7 @@ func processValues(req Request) (*processed, error) {
 	for _, l := range req.Layers {
 		user = values.Overlay(user, values.DeepCopy(l.Values).(map[string]any))
 	}
-	proc, err := renderer.Process(req.Chart.Chart, user)
+	proc, err := renderer.Process(req.Chart.Chart, user, renderer.ProcessOptions{HelmNumbers: req.Sources.HelmNumbers})
 	if err != nil {
 		return nil, err
 	}

@@ -50,8 +50,8 @@ type Processed struct {
 //
 // Unlike Helm, a dependency that is disabled need not be vendored; one
 // that is enabled but missing from charts/ is an error naming it.
-func Process(c *Chart, user map[string]any) (*Processed, error) {
-	p := &processor{}
+func Process(c *Chart, user map[string]any, opts ProcessOptions) (*Processed, error) {
+	p := &processor{floats: opts.HelmNumbers}
 	top, err := p.copyTree(c, nil, 0)
 	if err != nil {
 		return nil, err
@@ -69,6 +69,13 @@ func Process(c *Chart, user map[string]any) (*Processed, error) {
 	return &Processed{Chart: top.finish(), Values: vals, Warnings: p.warnings}, nil
 }
 
+// ProcessOptions change how Process reads the values.
+type ProcessOptions struct {
+	// HelmNumbers reads every number of the charts' values.yaml as Helm
+	// does, as a float64 (so 1000000 prints as 1e+06).
+	HelmNumbers bool
+}
+
 // node is a chart being processed: a copy whose metadata, dependencies and
 // values may change.
 type node struct {
@@ -82,6 +89,7 @@ type node struct {
 func (n *node) name() string { return n.chart.Metadata.Name }
 
 type processor struct {
+	floats   bool
 	warnings []string
 	copied   int
 	charts   int
@@ -101,9 +109,13 @@ func (p *processor) copyTree(c *Chart, parent *node, depth int) (*node, error) {
 	if depth > MaxChartDepth {
 		return nil, fmt.Errorf("chart %s: subcharts nest more than %d levels deep", c.Where, MaxChartDepth)
 	}
+	vals := c.Values
+	if p.floats {
+		vals = values.HelmNumbers(vals).(map[string]any)
+	}
 	cp := &Chart{
 		Metadata:        c.Metadata,
-		Values:          c.Values,
+		Values:          vals,
 		ValuesPositions: c.ValuesPositions,
 		Schema:          c.Schema,
 		Templates:       c.Templates,

@@ -19,6 +19,9 @@ type Sources struct {
 	Set       []string
 	SetString []string
 	SetFile   []string
+	// HelmNumbers reads the numbers of values files as float64, as Helm
+	// does (--set keeps integers, as in Helm).
+	HelmNumbers bool
 	// AllowEmpty accepts a values file that holds no values (only comments,
 	// or nothing), as Helm does, with a warning instead of an error.
 	AllowEmpty bool
@@ -108,6 +111,9 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 			// redirect or the wrong file.
 			return nil, nil, nil, &Error{Loc: Location{File: display}, Msg: "the values file is empty (no document, or only comments or null); leave out -f to render the chart's defaults, or write {} to say so"}
 		}
+		if s.HelmNumbers {
+			v = HelmNumbers(v).(map[string]any)
+		}
 		merged = Overlay(merged, v)
 		pos.Overlay(p)
 	}
@@ -117,7 +123,7 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 	}{{s.SetJSON, SetJSON}, {s.Set, SetTyped}, {s.SetString, SetString}, {s.SetFile, SetFile}}
 	for _, step := range steps {
 		for _, expr := range step.exprs {
-			if err := applySet(merged, expr, step.kind, readSetFile, pos, tot); err != nil {
+			if err := applySet(merged, expr, step.kind, readSetFile, pos, tot, s.HelmNumbers); err != nil {
 				return nil, nil, nil, err
 			}
 		}

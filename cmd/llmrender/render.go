@@ -43,6 +43,7 @@ func (v *valueFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&v.options.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
 	fs.StringArrayVarP(&v.options.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&v.options.Strict, "strict", false, "fail on a template's reference to a missing value")
+	fs.BoolVar(&v.sources.HelmNumbers, "helm-numbers", false, "read numbers in values files as Helm does, as floats (1000000 prints as 1e+06)")
 	fs.BoolVar(&v.enforceRules, "enforce-rules", false, "with --chart: the manifest rules' errors stop the render (default: printed as warnings)")
 	fs.StringVar(&v.now, "now", "", "the time `now` returns and certificates start at: RFC 3339 or Unix seconds (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
 	fs.BoolVar(&v.options.RefuseNondeterministic, "refuse-nondeterministic", false, "make now, rand*, uuidv4, gen* certificates and keys, bcrypt, htpasswd, encryptAES errors instead of seeded")
