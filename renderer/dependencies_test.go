@@ -86,7 +86,7 @@ func TestProcessDependencies(t *testing.T) {
 	})
 	t.Run("tags and conditions", func(t *testing.T) {
 		c := depChart(t, map[string]string{
-			"Chart.yaml": top("  - name: sub\n    version: 1.0.0\n    repository: x\n    tags: [a, b]\n    condition: sub.on\n"),
+			"Chart.yaml":                  top("  - name: sub\n    version: 1.0.0\n    repository: x\n    tags: [a, b]\n    condition: sub.on\n"),
 			"charts/sub/Chart.yaml":       sub,
 			"charts/sub/templates/x.yaml": "x",
 		})
