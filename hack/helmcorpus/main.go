@@ -7,7 +7,11 @@
 //	go run ./hack/helmcorpus -helm HELM -llmrender bin/llmrender DIR
 //
 // Cases where helm itself fails are reported and not counted. Every case
-// llmrender renders is rendered twice and must be byte-identical.
+// llmrender renders is rendered twice and must be byte-identical. Helm is
+// run twice too: a field whose value differs between its two runs
+// (randAlphaNum passwords, genCA certificates) is random under Helm and
+// left out of the comparison; such cases are counted as "same (random)".
+// -flags passes extra flags to llmrender only, such as --helm-numbers.
 package main
 
 import (
@@ -32,12 +36,13 @@ func main() {
 	ours := flag.String("llmrender", "", "llmrender binary")
 	kube := flag.String("kube-version", "1.31.0", "--kube-version for both")
 	verbose := flag.Bool("v", false, "print the first difference of each failing case")
+	extra := flag.String("flags", "", "extra llmrender flags, space-separated")
 	flag.Parse()
 	if *helm == "" || *ours == "" || flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: helmcorpus -helm HELM -llmrender LLMRENDER DIR")
 		os.Exit(2)
 	}
-	if err := run(*helm, *ours, *kube, flag.Arg(0), *verbose); err != nil {
+	if err := run(*helm, *ours, *kube, flag.Arg(0), strings.Fields(*extra), *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "helmcorpus:", err)
 		os.Exit(1)
 	}
@@ -49,7 +54,7 @@ type result struct {
 	detail string
 }
 
-func run(helm, ours, kube, dir string, verbose bool) error {
+func run(helm, ours, kube, dir string, extra []string, verbose bool) error {
 	charts, err := filepath.Glob(filepath.Join(dir, "*", "Chart.yaml"))
 	if err != nil {
 		return err
@@ -70,20 +75,25 @@ func run(helm, ours, kube, dir string, verbose bool) error {
 			}
 			r := result{name: name}
 			helmOut, herr := runCmd(helm, append([]string{"template", "rel", chart}, args...)...)
-			ourOut, oerr := runCmd(ours, append([]string{"render", "--chart", chart, "--name", "rel"}, args...)...)
+			ourArgs := append(append([]string{"render", "--chart", chart, "--name", "rel"}, args...), extra...)
+			ourOut, oerr := runCmd(ours, ourArgs...)
 			switch {
 			case herr != nil:
 				r.status, r.detail = "helm-fails", firstLine(herr.Error())
 			case oerr != nil:
 				r.status, r.detail = "ours-fails", firstLine(oerr.Error())
 			default:
-				again, _ := runCmd(ours, append([]string{"render", "--chart", chart, "--name", "rel"}, args...)...)
-				diff := compare(helmOut, ourOut)
+				again, _ := runCmd(ours, ourArgs...)
+				helmAgain, _ := runCmd(helm, append([]string{"template", "rel", chart}, args...)...)
+				diff, masked := compare(helmOut, helmAgain, ourOut)
 				switch {
 				case again != ourOut:
 					r.status = "nondeterministic"
 				case diff != "":
 					r.status, r.detail = "differs", diff
+				case masked > 0:
+					r.status = "same-random"
+					r.detail = fmt.Sprintf("%d fields random under helm", masked)
 				default:
 					r.status = "same"
 				}
@@ -101,8 +111,8 @@ func run(helm, ours, kube, dir string, verbose bool) error {
 		count[r.status]++
 	}
 	counted := len(results) - count["helm-fails"]
-	fmt.Printf("\n%d charts, %d cases (%d where helm fails, not counted): %d of %d the same objects; %d differ, %d llmrender fails, %d nondeterministic\n",
-		len(charts), len(results), count["helm-fails"], count["same"], counted, count["differs"], count["ours-fails"], count["nondeterministic"])
+	fmt.Printf("\n%d charts, %d cases (%d where helm fails, not counted): %d of %d the same objects (%d of them apart from fields random under helm); %d differ, %d llmrender fails, %d nondeterministic\n",
+		len(charts), len(results), count["helm-fails"], count["same"]+count["same-random"], counted, count["same-random"], count["differs"], count["ours-fails"], count["nondeterministic"])
 	return nil
 }
 
@@ -129,11 +139,15 @@ func objects(stream string) (map[string]any, error) {
 	out := map[string]any{}
 	dec := yamlv3.NewDecoder(strings.NewReader(stream))
 	for {
-		var doc any
-		err := dec.Decode(&doc)
+		var node yamlv3.Node
+		err := dec.Decode(&node)
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
+		if err != nil {
+			return nil, err
+		}
+		doc, err := plain(&node)
 		if err != nil {
 			return nil, err
 		}
@@ -158,15 +172,26 @@ func objects(stream string) (map[string]any, error) {
 }
 
 // compare returns "" when both streams hold the same objects, or a short
-// description of the differences.
-func compare(helmOut, ourOut string) string {
+// description of the differences, leaving out the fields that differ
+// between helm's two runs (and how many).
+func compare(helmOut, helmAgain, ourOut string) (string, int) {
 	h, err := objects(helmOut)
 	if err != nil {
-		return "helm's output: " + err.Error()
+		return "helm's output: " + err.Error(), 0
+	}
+	h2, err := objects(helmAgain)
+	if err != nil {
+		return "helm's output: " + err.Error(), 0
 	}
 	o, err := objects(ourOut)
 	if err != nil {
-		return "llmrender's output: " + err.Error()
+		return "llmrender's output: " + err.Error(), 0
+	}
+	masked := 0
+	for k, hv := range h {
+		if ov, ok := o[k]; ok {
+			masked += mask(hv, h2[k], ov)
+		}
 	}
 	var diffs []string
 	for k, hv := range h {
@@ -189,7 +214,51 @@ func compare(helmOut, ourOut string) string {
 	if len(diffs) > 3 {
 		diffs = append(diffs[:3], fmt.Sprintf("... %d more", len(diffs)-3))
 	}
-	return strings.Join(diffs, "\n")
+	return strings.Join(diffs, "\n"), masked
+}
+
+// mask replaces, in a (helm) and ours, every leaf where a and b (helm's
+// second run) differ by the same marker; it returns how many.
+func mask(a, b, ours any) int {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	om, ook := ours.(map[string]any)
+	if aok && bok && ook {
+		n := 0
+		for k, av := range am {
+			if !isLeaf(av) {
+				n += mask(av, bm[k], om[k])
+			} else if !reflect.DeepEqual(av, bm[k]) {
+				am[k], om[k] = "<random>", "<random>"
+				n++
+			}
+		}
+		return n
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	ol, ook := ours.([]any)
+	if aok && bok && ook && len(al) == len(bl) && len(al) == len(ol) {
+		n := 0
+		for i := range al {
+			if !isLeaf(al[i]) {
+				n += mask(al[i], bl[i], ol[i])
+			} else if !reflect.DeepEqual(al[i], bl[i]) {
+				al[i], ol[i] = "<random>", "<random>"
+				n++
+			}
+		}
+		return n
+	}
+	return 0
+}
+
+func isLeaf(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
 }
 
 // firstDiff returns a's text from a little before where it first differs
@@ -200,4 +269,41 @@ func firstDiff(a, b []byte) string {
 		i++
 	}
 	return string(a[max(0, i-60):])
+}
+
+// plain turns a YAML node into plain values; a repeated key keeps its last
+// value, as kubectl reads it.
+func plain(n *yamlv3.Node) (any, error) {
+	switch n.Kind {
+	case yamlv3.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return plain(n.Content[0])
+	case yamlv3.AliasNode:
+		return plain(n.Alias)
+	case yamlv3.MappingNode:
+		m := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := plain(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m[n.Content[i].Value] = v
+		}
+		return m, nil
+	case yamlv3.SequenceNode:
+		l := []any{}
+		for _, c := range n.Content {
+			v, err := plain(c)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+		}
+		return l, nil
+	}
+	var v any
+	err := n.Decode(&v)
+	return v, err
 }
