@@ -493,12 +493,7 @@ func (p *processor) coalesce(n *node, dest map[string]any, merge bool) (map[stri
 		}
 		dvmap, ok := dv.(map[string]any)
 		if !ok {
-			if dv == nil {
-				dvmap = map[string]any{}
-				dest[name] = dvmap
-			} else {
-				return nil, fmt.Errorf("chart %s: the values for subchart %s must be a map, not %s", n.chart.Where, redact.Quote(name), describeValue(dv))
-			}
+			return nil, fmt.Errorf("chart %s: the values for subchart %s must be a map, not %s", n.chart.Where, redact.Quote(name), describeValue(dv))
 		}
 		coalesceGlobals(dvmap, dest)
 		out, err := p.coalesce(sub, dvmap, merge)
@@ -512,6 +507,8 @@ func (p *processor) coalesce(n *node, dest map[string]any, merge bool) (map[stri
 
 func describeValue(v any) string {
 	switch v.(type) {
+	case nil:
+		return "null"
 	case []any:
 		return "a list"
 	case string:

@@ -7,7 +7,8 @@
 //	go run ./hack/helmcorpus -helm HELM -llmrender bin/llmrender DIR
 //
 // Cases where helm itself fails are reported and not counted. Every case
-// llmrender renders is rendered twice and must be byte-identical. Helm is
+// llmrender renders is rendered twice, the second time from another
+// directory, time zone and locale, and must be byte-identical. Helm is
 // run twice too: a field whose value differs between its two runs
 // (randAlphaNum passwords, genCA certificates) is random under Helm and
 // left out of the comparison; such cases are counted as "same (random)".
@@ -55,6 +56,10 @@ type result struct {
 }
 
 func run(helm, ours, kube, dir string, extra []string, verbose bool) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	charts, err := filepath.Glob(filepath.Join(dir, "*", "Chart.yaml"))
 	if err != nil {
 		return err
@@ -83,7 +88,9 @@ func run(helm, ours, kube, dir string, extra []string, verbose bool) error {
 			case oerr != nil:
 				r.status, r.detail = "ours-fails", firstLine(oerr.Error())
 			default:
-				again, _ := runCmd(ours, ourArgs...)
+				// The second render runs elsewhere, in another time zone and
+				// locale: none of that may change a byte.
+				again, _ := runIn(os.TempDir(), []string{"TZ=Pacific/Kiritimati", "LC_ALL=tr_TR.UTF-8", "LANG=tr_TR.UTF-8"}, ours, ourArgs...)
 				helmAgain, _ := runCmd(helm, append([]string{"template", "rel", chart}, args...)...)
 				diff, masked := compare(helmOut, helmAgain, ourOut)
 				switch {
@@ -116,8 +123,14 @@ func run(helm, ours, kube, dir string, extra []string, verbose bool) error {
 	return nil
 }
 
-func runCmd(bin string, args ...string) (string, error) {
+func runCmd(bin string, args ...string) (string, error) { return runIn("", nil, bin, args...) }
+
+func runIn(dir string, env []string, bin string, args ...string) (string, error) {
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
