@@ -6,7 +6,8 @@
 //
 //	go run ./hack/helmcorpus -helm HELM -llmrender bin/llmrender DIR
 //
-// Cases where helm itself fails are reported and not counted. Every case
+// Cases where helm itself fails are reported (with whether llmrender fails
+// too) and not counted. Every case
 // llmrender renders is rendered twice, the second time from another
 // directory, time zone and locale, and must be byte-identical. Helm is
 // run twice too: a field whose value differs between its two runs
@@ -83,6 +84,8 @@ func run(helm, ours, kube, dir string, extra []string, verbose bool) error {
 			ourArgs := append(append([]string{"render", "--chart", chart, "--name", "rel"}, args...), extra...)
 			ourOut, oerr := runCmd(ours, ourArgs...)
 			switch {
+			case herr != nil && oerr != nil:
+				r.status, r.detail = "both-fail", firstLine(herr.Error())+"\n"+firstLine(oerr.Error())
 			case herr != nil:
 				r.status, r.detail = "helm-fails", firstLine(herr.Error())
 			case oerr != nil:
@@ -117,9 +120,9 @@ func run(helm, ours, kube, dir string, extra []string, verbose bool) error {
 	for _, r := range results {
 		count[r.status]++
 	}
-	counted := len(results) - count["helm-fails"]
-	fmt.Printf("\n%d charts, %d cases (%d where helm fails, not counted): %d of %d the same objects (%d of them apart from fields random under helm); %d differ, %d llmrender fails, %d nondeterministic\n",
-		len(charts), len(results), count["helm-fails"], count["same"]+count["same-random"], counted, count["same-random"], count["differs"], count["ours-fails"], count["nondeterministic"])
+	counted := len(results) - count["helm-fails"] - count["both-fail"]
+	fmt.Printf("\n%d charts, %d cases (%d where helm fails, not counted: llmrender fails too in %d): %d of %d the same objects (%d of them apart from fields random under helm); %d differ, %d llmrender fails, %d nondeterministic\n",
+		len(charts), len(results), count["helm-fails"]+count["both-fail"], count["both-fail"], count["same"]+count["same-random"], counted, count["same-random"], count["differs"], count["ours-fails"], count["nondeterministic"])
 	return nil
 }
 
