@@ -23,6 +23,7 @@ func TestRenderIsHermetic(t *testing.T) {
 		"HOME=" + t.TempDir(), "KUBECONFIG=/nonexistent/kubeconfig",
 		"HELM_NAMESPACE=evil", "HELM_KUBEVERSION=v1.20.0", "LLMRENDER_CHART=/etc",
 		"http_proxy=http://127.0.0.1:1", "https_proxy=http://127.0.0.1:1", "NO_COLOR=1",
+		"SOURCE_DATE_EPOCH=1234567890", // read only by a chart that calls now
 	}
 	for _, ex := range examples {
 		abs, _ := filepath.Abs(ex)

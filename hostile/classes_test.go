@@ -1,9 +1,13 @@
 package hostile
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,4 +169,52 @@ func TestFunctionConfigIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	run{args: []string{"fn", "--config", cfg, "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "/dev/zero: is a device")
+}
+
+// Subchart archives: a compression bomb stops at the chart's limit, an
+// entry that climbs out of the archive is refused, and a chart that
+// aliases a subchart a thousand times is stopped; each a real process
+// within the memory limit.
+func TestSubchartArchivesAreBounded(t *testing.T) {
+	archive := func(entries map[string][]byte) string {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		tw := tar.NewWriter(zw)
+		names := make([]string, 0, len(entries))
+		for n := range entries {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(entries[n])), Typeflag: tar.TypeReg})
+			tw.Write(entries[n])
+		}
+		tw.Close()
+		zw.Close()
+		return buf.String()
+	}
+	sub := []byte("apiVersion: v2\nname: s\nversion: 1.0.0\n")
+	bomb := map[string][]byte{"s/Chart.yaml": sub}
+	for i := 0; i < 100; i++ {
+		bomb[fmt.Sprintf("s/files/zero%03d", i)] = make([]byte, 4<<20)
+	}
+	var aliases strings.Builder
+	aliases.WriteString("apiVersion: v2\nname: h\nversion: 1.0.0\ndependencies:\n")
+	for i := 0; i < 1100; i++ {
+		fmt.Fprintf(&aliases, "  - {name: s, version: 1.0.0, repository: x, alias: a%d}\n", i)
+	}
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"compression bomb", map[string]string{"charts/s-1.0.0.tgz": archive(bomb)}, "more than 64 MiB in all, with subcharts and archives decompressed"},
+		{"entry out of the archive", map[string]string{"charts/s-1.0.0.tgz": archive(map[string][]byte{"s/Chart.yaml": sub, "s/../../../etc/x": []byte("x")})}, "lies outside the archive's chart directory"},
+		{"a thousand aliases", map[string]string{"Chart.yaml": aliases.String(), "charts/s/Chart.yaml": string(sub)}, "more than 1000 charts with subcharts and their aliased copies"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run{args: []string{"render", "--chart", chart(t, c.files)}, timeout: 20 * time.Second}.do(t).expect(t, 1, c.want)
+		})
+	}
 }

@@ -24,26 +24,39 @@ func TestNothingOfTheMachineLeaks(t *testing.T) {
 		name  string
 		files map[string]string
 		want  string
+		flags []string
 	}{
-		{"schema $ref to a host file", map[string]string{"templates/x.yaml": cm(""), "values.schema.json": `{"properties": {"a": {"$ref": "file:///etc/hostname"}}}`}, "values.schema.json: $ref file:///etc/hostname is outside the chart"},
-		{"schema $ref to the network", map[string]string{"templates/x.yaml": cm(""), "values.schema.json": `{"properties": {"a": {"$ref": "https://example.com/s.json"}}}`}, "$ref https://example.com/s.json is outside the chart"},
-		{"dateInZone of a named zone", map[string]string{"templates/x.yaml": cm(`  d: {{ dateInZone "2006" 0 "America/New_York" | quote }}`)}, `time zone "America/New_York" would be read from this machine's time zone database`},
-		{"durationRound of a time", map[string]string{"templates/x.yaml": cm(`  d: {{ durationRound (toDate "2006" "2020") | quote }}`)}, "durationRound of a time is the time since then, which reads the clock"},
-		{"printf %p", map[string]string{"templates/x.yaml": cm(`  p: {{ printf "%p" .Values | quote }}`)}, "printf %p prints a memory address"},
-		{"now", map[string]string{"templates/x.yaml": cm(`  t: {{ now | quote }}`)}, "now reads the clock"},
+		{"schema $ref to a host file", map[string]string{"templates/x.yaml": cm(""), "values.schema.json": `{"properties": {"a": {"$ref": "file:///etc/hostname"}}}`}, "values.schema.json: $ref file:///etc/hostname is outside the chart", nil},
+		{"schema $ref to the network", map[string]string{"templates/x.yaml": cm(""), "values.schema.json": `{"properties": {"a": {"$ref": "https://example.com/s.json"}}}`}, "$ref https://example.com/s.json is outside the chart", nil},
+		{"dateInZone of a named zone", map[string]string{"templates/x.yaml": cm(`  d: {{ dateInZone "2006" 0 "America/New_York" | quote }}`)}, `time zone "America/New_York" would be read from this machine's time zone database`, nil},
+		{"durationRound of a time", map[string]string{"templates/x.yaml": cm(`  d: {{ durationRound (toDate "2006" "2020") | quote }}`)}, "durationRound of a time is the time since then, which reads the clock", []string{"--refuse-nondeterministic"}},
+		{"printf %p", map[string]string{"templates/x.yaml": cm(`  p: {{ printf "%p" .Values | quote }}`)}, "printf %p prints a memory address", nil},
+		{"now", map[string]string{"templates/x.yaml": cm(`  t: {{ now | quote }}`)}, "now reads the clock", []string{"--refuse-nondeterministic"}},
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
-			res := run{args: []string{"render", "--chart", chart(t, c.files)}, watch: w}.do(t)
+			res := run{args: append([]string{"render", "--chart", chart(t, c.files)}, c.flags...), watch: w}.do(t)
 			res.expect(t, 1, c.want)
 			res.never(t, "root:", "localhost")
 		})
 	}
+	t.Run("the clock is SOURCE_DATE_EPOCH or --now, never the machine's", func(t *testing.T) {
+		dir := chart(t, map[string]string{"templates/x.yaml": cm(`  now: {{ now | date "2006-01-02T15:04:05Z07:00" | quote }}`)})
+		res := run{args: []string{"render", "--chart", dir}, env: []string{"SOURCE_DATE_EPOCH=1700000000"}, watch: w}.do(t)
+		res.expect(t, 0)
+		flag := run{args: []string{"render", "--chart", dir, "--now", "2023-11-14T22:13:20Z"}, watch: w}.do(t)
+		flag.expect(t, 0)
+		if !strings.Contains(res.stdout, `now: "2023-11-14T22:13:20Z"`) || flag.stdout != res.stdout {
+			t.Errorf("SOURCE_DATE_EPOCH:\n%s\n--now:\n%s", res.stdout, flag.stdout)
+		}
+	})
 	t.Run("time zone, environment and addresses do not change the output", func(t *testing.T) {
 		dir := chart(t, map[string]string{"templates/x.yaml": cm(`  local: {{ dateInZone "2006-01-02 15:04 MST" 86400 "Local" | quote }}
   all: {{ printf "%v" . | quote }}
   keys: {{ toYaml (dict "llama-2-7b" 1 "llama-2-13b" 2 "llama-2-70b" 3) | quote }}
-  caps: {{ list .Capabilities | quote }}`)})
+  caps: {{ list .Capabilities | quote }}
+  now: {{ now | date "2006-01-02T15:04:05Z07:00" | quote }}
+  since: {{ durationRound (toDate "2006-01-02" "1969-12-31") | quote }}`)})
 		var outs []string
 		for _, tz := range []string{"UTC", "Pacific/Kiritimati", "America/St_Johns", "Asia/Kathmandu"} {
 			res := run{args: []string{"render", "--chart", dir}, env: []string{"TZ=" + tz, "ZONEINFO=/nonexistent", "LLMRENDER_X=1"}, watch: w}.do(t)
@@ -55,7 +68,7 @@ func TestNothingOfTheMachineLeaks(t *testing.T) {
 				t.Fatalf("the output changed:\n%s\n---\n%s", outs[0], o)
 			}
 		}
-		if !strings.Contains(outs[0], `local: 1970-01-02 00:00 UTC`) || regexp.MustCompile(`0x[0-9a-f]{6,}`).MatchString(outs[0]) {
+		if !strings.Contains(outs[0], `local: 1970-01-02 00:00 UTC`) || !strings.Contains(outs[0], `now: "1970-01-01T00:00:00Z"`) || !strings.Contains(outs[0], `since: 24h`) || regexp.MustCompile(`0x[0-9a-f]{6,}`).MatchString(outs[0]) {
 			t.Errorf("output:\n%s", outs[0])
 		}
 	})

@@ -23,6 +23,9 @@ import (
 type Chart struct {
 	*renderer.Chart
 	schema func() (*schema.Schema, error) // waits for the compile; nil without values.schema.json
+
+	subMu      sync.Mutex
+	subSchemas map[string]func() (*schema.Schema, error) // subcharts' schemas by their place in the loaded tree
 }
 
 var (
@@ -136,6 +139,10 @@ type Request struct {
 	// of every namespaced object (Helm writes none; charts that want one
 	// write it themselves).
 	WriteNamespace bool
+	// EnforceRules makes the manifest rules' errors stop a render of a
+	// chart other than the built-in one; without it they are warnings
+	// (the built-in chart's rules always stop it).
+	EnforceRules bool
 	// PostRender, when set, transforms the rendered objects (a kustomize
 	// overlay) before the manifest rules check them.
 	PostRender func([]*renderer.Object) ([]*renderer.Object, error)
@@ -154,37 +161,130 @@ type Result struct {
 	Objects   []*renderer.Object
 	Warnings  []rules.Finding // printed, never part of the output
 	Waived    []rules.Finding // findings the values waive by rule ID
+	Notices   []string        // about the chart and values files, not the objects: printed as warnings
 }
 
 // Values merges and validates the request's values without rendering.
 // When the schema refuses some of them, the merged values come back with
 // the violations.
 func Values(req Request) (map[string]any, *values.Positions, error) {
-	user, userPos, err := req.Sources.Load(req.Stdin)
-	if err != nil {
+	v, err := processValues(req)
+	if v == nil {
 		return nil, nil, err
 	}
-	pos := values.NewPositions()
-	pos.Overlay(req.Chart.ValuesPositions)
-	pos.Overlay(userPos)
+	return v.merged, v.pos, err
+}
+
+// processed is the request's values after Helm's dependency processing,
+// with the chart tree that renders.
+type processed struct {
+	*renderer.Processed
+	merged   map[string]any
+	pos      *values.Positions
+	warnings []string
+}
+
+func processValues(req Request) (*processed, error) {
+	user, userPos, notices, err := req.Sources.LoadWarn(req.Stdin)
+	if err != nil {
+		return nil, err
+	}
 	for _, l := range req.Layers {
 		user = values.Overlay(user, values.DeepCopy(l.Values).(map[string]any))
+	}
+	proc, err := renderer.Process(req.Chart.Chart, user, renderer.ProcessOptions{HelmNumbers: req.Sources.HelmNumbers})
+	if err != nil {
+		return nil, err
+	}
+	pos := values.NewPositions()
+	overlayDefaults(pos, proc.Chart, "")
+	pos.Overlay(userPos)
+	for _, l := range req.Layers {
 		pos.Overlay(l.Positions)
 	}
-	merged := values.Coalesce(req.Chart.Values, user)
+	merged := proc.Values
+	out := &processed{Processed: proc, merged: merged, pos: pos, warnings: append(notices, proc.Warnings...)}
 	if found := rules.Credentials(merged, pos); len(found) > 0 {
-		return nil, nil, &rules.Failed{Findings: found}
+		return nil, &rules.Failed{Findings: found}
 	}
-	s, err := req.Chart.Schema()
+	vs, err := req.Chart.validate(proc.Chart, merged, pos, "")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	if len(vs) > 0 {
+		return out, vs
+	}
+	return out, nil
+}
+
+// overlayDefaults records where each chart of the tree wrote its defaults,
+// under the pointer of its part of the values.
+func overlayDefaults(pos *values.Positions, c *renderer.Chart, prefix string) {
+	for _, d := range c.Dependencies {
+		overlayDefaults(pos, d, prefix+values.Pointer(d.Metadata.Name))
+	}
+	pos.OverlayAt(prefix, c.ValuesPositions)
+}
+
+// validate checks each chart's part of the values against that chart's
+// schema, as Helm does: the top chart's schema sees all values, a
+// subchart's only those under its name.
+func (c *Chart) validate(tree *renderer.Chart, vals map[string]any, pos *values.Positions, prefix string) (schema.Violations, error) {
+	var s *schema.Schema
+	var err error
+	if prefix == "" {
+		s, err = c.Schema()
+	} else if tree.Schema != nil {
+		s, err = c.subSchema(tree)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out schema.Violations
 	if s != nil {
-		if vs := s.Validate(merged, pos); vs != nil {
-			return merged, pos, vs
+		for _, v := range s.Validate(vals, pos.Sub(prefix)) {
+			v.Pointer = prefix + v.Pointer
+			if prefix != "" {
+				v.Message = "(schema of " + tree.Where + ") " + v.Message
+			}
+			out = append(out, v)
 		}
 	}
-	return merged, pos, nil
+	for _, d := range tree.Dependencies {
+		raw, ok := vals[d.Metadata.Name]
+		if !ok || raw == nil {
+			continue
+		}
+		sub, ok := raw.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("chart %s: the values for subchart %s must be a map", tree.Where, d.Metadata.Name)
+		}
+		vs, err := c.validate(d, sub, pos, prefix+values.Pointer(d.Metadata.Name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vs...)
+	}
+	return out, nil
+}
+
+// subSchema compiles a subchart's schema once per process.
+func (c *Chart) subSchema(sub *renderer.Chart) (*schema.Schema, error) {
+	c.subMu.Lock()
+	defer c.subMu.Unlock()
+	if c.subSchemas == nil {
+		c.subSchemas = map[string]func() (*schema.Schema, error){}
+	}
+	get, ok := c.subSchemas[sub.Where]
+	if !ok {
+		files := make(map[string][]byte, len(sub.Files))
+		for _, f := range sub.Files {
+			files[f.Name] = f.Data
+		}
+		get = compileInBackground(sub.Schema, files, sub.Where)
+		c.subSchemas[sub.Where] = get
+	}
+	return get()
 }
 
 // builtinValues are the built-in chart's values (its catalog), for the
@@ -209,7 +309,12 @@ func (c *Chart) hasDomainRules() bool {
 // values, the values rules still run on the rest, and the error is a
 // *Problems with both.
 func Render(req Request) (*Result, error) {
-	vals, pos, err := Values(req)
+	proc, err := processValues(req)
+	var vals map[string]any
+	var pos *values.Positions
+	if proc != nil {
+		vals, pos = proc.merged, proc.pos
+	}
 	var vs schema.Violations
 	if errors.As(err, &vs) && req.Chart.hasDomainRules() {
 		return nil, checkRefused(req.Chart, vals, pos, vs)
@@ -218,9 +323,8 @@ func Render(req Request) (*Result, error) {
 		return nil, err
 	}
 	var findings []rules.Finding
-	var waive []string
+	waive := rules.Waivers(vals) // waivers work for any chart
 	if req.Chart.hasDomainRules() {
-		waive = rules.Waivers(vals)
 		findings = rules.CheckValues(vals, pos)
 		// Values errors stop before rendering: the templates would only fail
 		// later with a less helpful message.
@@ -228,11 +332,19 @@ func Render(req Request) (*Result, error) {
 			return nil, &rules.Failed{Findings: kept}
 		}
 	}
-	rendered, err := renderer.Execute(req.Chart.Chart, vals, req.Options)
+	rendered, err := renderer.Execute(proc.Chart, vals, req.Options)
 	if err != nil {
 		return nil, err
 	}
-	objs, err := renderer.Manifests(rendered)
+	var objs []*renderer.Object
+	notices := proc.warnings
+	if req.Chart.hasDomainRules() {
+		objs, err = renderer.Manifests(rendered)
+	} else {
+		var warnings []string
+		objs, warnings, err = renderer.ManifestsAsHelm(rendered)
+		notices = append(notices, warnings...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -256,12 +368,20 @@ func Render(req Request) (*Result, error) {
 	if !req.Chart.hasDomainRules() {
 		facts = builtinValues()
 	}
-	findings = append(findings, rules.CheckObjects(decoded, rules.FactsFrom(facts))...)
+	found := rules.CheckObjects(decoded, rules.FactsFrom(facts))
+	if !req.Chart.hasDomainRules() && !req.EnforceRules {
+		for i := range found {
+			if found[i].Severity == rules.Error {
+				found[i].Severity = rules.Warning
+			}
+		}
+	}
+	findings = append(findings, found...)
 	kept, waived := rules.Apply(findings, waive)
 	if failed := rules.Only(kept, rules.Error); len(failed) > 0 {
 		return nil, &rules.Failed{Findings: failed}
 	}
-	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived}, nil
+	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices}, nil
 }
 
 // checkRefused runs the values rules over values the schema refused in

@@ -5,8 +5,12 @@
 package renderer
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
@@ -14,6 +18,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/values"
@@ -37,7 +42,7 @@ type Metadata struct {
 	Deprecated   bool              `json:"deprecated,omitempty"`
 	Annotations  map[string]string `json:"annotations,omitempty"`
 	KubeVersion  string            `json:"kubeVersion,omitempty"`
-	Dependencies []map[string]any  `json:"dependencies,omitempty"`
+	Dependencies []*Dependency     `json:"dependencies,omitempty"`
 	Type         string            `json:"type,omitempty"`
 }
 
@@ -63,108 +68,335 @@ type Chart struct {
 	Schema          []byte            // values.schema.json, nil when absent
 	Templates       []File            // everything under templates/, sorted by name
 	Files           []File            // every other file, for .Files
+	// Dependencies are the charts vendored under charts/ (directories and
+	// .tgz archives), sorted by their name there. Which of them render, and
+	// under which name, is decided per render (see Process).
+	Dependencies []*Chart
+	// Where names the chart in messages: the top chart's name, and for a
+	// subchart its parent's Where, "/charts/" and its directory or archive.
+	Where string
 
 	parsed parseCache // the templates parsed once, cloned for each render
+	origin *Chart     // for a processed tree's top chart: the loaded chart
 }
 
-// Limits on what a chart may hold. Helm's own are 5 MiB per file and 100 MiB
-// per chart archive.
+// Limits on what a chart may hold, with its subcharts and the contents of
+// their archives. Helm's own are 5 MiB per file and 100 MiB per chart
+// archive.
 const (
-	MaxChartFile  = 8 << 20  // one file
-	MaxChartBytes = 64 << 20 // every file of the chart together
-	MaxHelmignore = 64 << 10 // .helmignore: each of its lines is matched against every path
+	MaxChartFile   = 8 << 20  // one file
+	MaxChartBytes  = 64 << 20 // every file of the chart together, archives decompressed
+	MaxChartFiles  = 20000    // files and archive entries together
+	MaxChartDepth  = 20       // subcharts inside subcharts
+	MaxHelmignore  = 64 << 10 // .helmignore: each of its lines is matched against every path
+	maxArchiveName = 4096     // one path inside an archive
+
+	maxChartPathDepth = 64 // directories in a path, links to directories followed
 )
 
-// Load reads a chart from fsys, whose root is the chart directory. Give it
-// safeio.Dir for a directory: symbolic links then resolve only inside the
-// chart, so .Files can never reach outside it, and files that are not
-// regular (FIFOs, devices) are refused before they are opened.
+// loader carries the limits shared by a chart and all its subcharts.
+type loader struct {
+	bytesLeft int64
+	filesLeft int
+}
+
+func (ld *loader) take(where string, n int64) error {
+	ld.filesLeft--
+	if ld.filesLeft < 0 {
+		return fmt.Errorf("chart: more than %d files in all, with subcharts and archives (at %s)", MaxChartFiles, where)
+	}
+	if n > ld.bytesLeft {
+		return fmt.Errorf("chart: more than %s in all, with subcharts and archives decompressed (at %s)", safeio.Size(MaxChartBytes), where)
+	}
+	ld.bytesLeft -= n
+	return nil
+}
+
+// Load reads a chart from fsys, whose root is the chart directory, with
+// the subcharts vendored under charts/ (directories, and .tgz archives as
+// `helm dependency build` leaves them). Give it safeio.Dir for a
+// directory: symbolic links then resolve only inside the chart, so .Files
+// can never reach outside it, and files that are not regular (FIFOs,
+// devices) are refused before they are opened. The top chart's
+// .helmignore applies to the whole tree, as in Helm.
 func Load(fsys fs.FS) (*Chart, error) {
-	c := &Chart{}
-	var chartYAML, valuesYAML []byte
-	haveChartYAML := false
 	ignore, err := loadIgnore(fsys)
 	if err != nil {
 		return nil, err
 	}
-	left := int64(MaxChartBytes)
-	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("chart: %s: %w", name, err)
-		}
-		if name == "." {
-			return nil
-		}
-		if d.IsDir() {
-			if name == "charts" {
-				return errors.New("chart: subcharts (charts/) are not supported; vendor their templates into templates/")
+	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles}
+	var files []File
+	var walk func(root string) error
+	walk = func(root string) error {
+		return fs.WalkDir(fsys, root, func(name string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("chart: %s: %w", name, err)
 			}
-			if ignore.match(name, true) {
-				return fs.SkipDir
+			if name == root {
+				return nil
 			}
+			if strings.Count(name, "/") >= maxChartPathDepth {
+				return fmt.Errorf("chart: %s: more than %d directories deep (a link to a directory above it?)", name, maxChartPathDepth)
+			}
+			isDir := d.IsDir()
+			if d.Type()&fs.ModeSymlink != 0 {
+				// A link to a directory is walked, as Helm does; safeio.Dir
+				// keeps it inside the chart.
+				info, err := fs.Stat(fsys, name)
+				if err != nil {
+					return fmt.Errorf("chart: %w", err)
+				}
+				if info.IsDir() {
+					if ignore.match(name, true) {
+						return nil
+					}
+					return walk(name)
+				}
+			}
+			if isDir {
+				if ignore.match(name, true) {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if ignore.match(name, false) {
+				return nil
+			}
+			data, err := safeio.ReadFileFS(fsys, name, min(MaxChartFile, ld.bytesLeft))
+			if errors.Is(err, safeio.ErrTooLarge) && ld.bytesLeft < MaxChartFile {
+				return fmt.Errorf("chart: more than %s in all (at %s)", safeio.Size(MaxChartBytes), name)
+			}
+			if err != nil {
+				return fmt.Errorf("chart: %w", err)
+			}
+			if err := ld.take(name, int64(len(data))); err != nil {
+				return err
+			}
+			files = append(files, File{Name: name, Data: data})
 			return nil
-		}
-		if ignore.match(name, false) {
-			return nil
-		}
-		data, err := safeio.ReadFileFS(fsys, name, min(MaxChartFile, left))
-		if errors.Is(err, safeio.ErrTooLarge) && left < MaxChartFile {
-			return fmt.Errorf("chart: more than %s in all (at %s)", safeio.Size(MaxChartBytes), name)
-		}
-		if err != nil {
-			return fmt.Errorf("chart: %w", err)
-		}
-		left -= int64(len(data))
-		switch {
-		case name == "Chart.yaml":
-			chartYAML, haveChartYAML = data, true
-		case name == "values.yaml":
-			valuesYAML = data
-		case name == "values.schema.json":
-			c.Schema = data
-		case strings.HasPrefix(name, "templates/"):
-			c.Templates = append(c.Templates, File{Name: name, Data: data})
-		default:
-			c.Files = append(c.Files, File{Name: name, Data: data})
-		}
-		return nil
-	})
+		})
+	}
+	if err := walk("."); err != nil {
+		return nil, err
+	}
+	c, err := ld.build(files, "", 0)
 	if err != nil {
 		return nil, err
+	}
+	if strings.EqualFold(c.Metadata.Type, "library") {
+		return nil, errors.New("chart: library charts have nothing to render")
+	}
+	return c, nil
+}
+
+// build makes a chart of its files, named by their path from the chart's
+// root. where is how messages name the chart ("" for the top chart).
+func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
+	c := &Chart{}
+	in := func(name string) string {
+		if where == "" {
+			return name
+		}
+		return where + "/" + name
+	}
+	var chartYAML, valuesYAML, requirementsYAML []byte
+	haveChartYAML, haveRequirements := false, false
+	subcharts := map[string][]File{}
+	for _, f := range files {
+		switch {
+		case f.Name == "Chart.yaml":
+			chartYAML, haveChartYAML = f.Data, true
+		case f.Name == "values.yaml":
+			valuesYAML = f.Data
+		case f.Name == "values.schema.json":
+			c.Schema = f.Data
+		case f.Name == "requirements.yaml":
+			requirementsYAML, haveRequirements = f.Data, true
+		case f.Name == "Chart.lock" || f.Name == "requirements.lock":
+			// what `helm dependency build` downloaded; not for templates
+		case strings.HasPrefix(f.Name, "templates/"):
+			c.Templates = append(c.Templates, f)
+		case strings.HasPrefix(f.Name, "charts/") && path.Ext(f.Name) != ".prov":
+			rest := strings.TrimPrefix(f.Name, "charts/")
+			dir, inner, _ := strings.Cut(rest, "/")
+			subcharts[dir] = append(subcharts[dir], File{Name: inner, Data: f.Data})
+		default:
+			c.Files = append(c.Files, f)
+		}
 	}
 	if !haveChartYAML {
-		return nil, errors.New("chart: Chart.yaml is missing; is this a chart directory?")
+		if where == "" {
+			return nil, errors.New("chart: Chart.yaml is missing; is this a chart directory?")
+		}
+		return nil, fmt.Errorf("chart: %s: Chart.yaml is missing", where)
 	}
 	if err := yaml.Unmarshal(chartYAML, &c.Metadata); err != nil {
-		return nil, fmt.Errorf("chart: Chart.yaml: %v", err)
+		return nil, fmt.Errorf("chart: %s: %v", in("Chart.yaml"), err)
 	}
-	if err := c.Metadata.validate(); err != nil {
+	if c.Metadata.APIVersion == "" {
+		c.Metadata.APIVersion = "v1" // as Helm reads a Chart.yaml without one
+	}
+	if haveRequirements {
+		// Helm 2's file for dependencies, which Helm 3 still reads.
+		var req struct {
+			Dependencies []*Dependency `json:"dependencies"`
+		}
+		if err := yaml.Unmarshal(requirementsYAML, &req); err != nil {
+			return nil, fmt.Errorf("chart: %s: %v", in("requirements.yaml"), err)
+		}
+		c.Metadata.Dependencies = req.Dependencies
+		if c.Metadata.APIVersion == "v1" {
+			c.Files = append(c.Files, File{Name: "requirements.yaml", Data: requirementsYAML})
+		}
+	}
+	if err := c.Metadata.validate(in("Chart.yaml")); err != nil {
 		return nil, err
 	}
-	name := c.Metadata.Name + "/values.yaml"
-	c.Values, c.ValuesPositions, err = values.ParseYAML(name, valuesYAML)
-	if err != nil {
+	c.Where = where
+	if where == "" {
+		c.Where = c.Metadata.Name
+	}
+	var err error
+	if c.Values, c.ValuesPositions, err = values.ParseYAML(c.Where+"/values.yaml", valuesYAML); err != nil {
 		return nil, err
+	}
+	for _, dir := range values.SortedKeys(subcharts) {
+		if strings.HasPrefix(dir, "_") || strings.HasPrefix(dir, ".") {
+			continue // as Helm: a place to keep files that are not subcharts
+		}
+		if depth+1 > MaxChartDepth {
+			return nil, fmt.Errorf("chart: %s/charts/%s: subcharts nest more than %d levels deep", c.Where, dir, MaxChartDepth)
+		}
+		sub, err := ld.subchart(c.Where+"/charts/"+dir, dir, subcharts[dir], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		c.Dependencies = append(c.Dependencies, sub)
 	}
 	sort.Slice(c.Templates, func(i, j int) bool { return c.Templates[i].Name < c.Templates[j].Name })
 	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Name < c.Files[j].Name })
 	return c, nil
 }
 
-func (m *Metadata) validate() error {
+// subchart builds the chart in charts/dir: a directory, or a .tgz archive.
+func (ld *loader) subchart(where, dir string, files []File, depth int) (*Chart, error) {
+	if path.Ext(dir) != ".tgz" {
+		var inside []File
+		for _, f := range files {
+			if f.Name != "" { // not a file right in charts/ that is no archive
+				inside = append(inside, f)
+			}
+		}
+		if len(inside) == 0 {
+			return nil, fmt.Errorf("chart: %s: not a chart (a directory with Chart.yaml, or a .tgz archive)", where)
+		}
+		return ld.build(inside, where, depth)
+	}
+	if len(files) != 1 || files[0].Name != "" {
+		return nil, fmt.Errorf("chart: %s: a directory named like an archive", where)
+	}
+	inside, err := ld.untar(where, files[0].Data)
+	if err != nil {
+		return nil, err
+	}
+	return ld.build(inside, where, depth)
+}
+
+// untar reads a chart archive: a gzip-compressed tar whose entries all sit
+// in one top directory, which is stripped. Every entry counts against the
+// chart's limits before it is read; absolute paths, paths that leave the
+// archive, links, devices and the like are refused.
+func (ld *loader) untar(where string, data []byte) ([]File, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("chart: %s: not a gzip-compressed chart archive: %v", where, err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	var files []File
+	for {
+		hd, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("chart: %s: a broken archive: %v", where, err)
+		}
+		if len(hd.Name) > maxArchiveName {
+			return nil, fmt.Errorf("chart: %s: an entry's name is longer than %d bytes", where, maxArchiveName)
+		}
+		name := strings.ReplaceAll(hd.Name, `\`, "/")
+		shown := where + ": " + redact.Quote(name)
+		switch hd.Typeflag {
+		case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeDir:
+			continue
+		case tar.TypeReg, tar.TypeRegA:
+		default:
+			return nil, fmt.Errorf("chart: %s is a link or special file; a chart archive holds regular files only", shown)
+		}
+		top, rel, _ := strings.Cut(name, "/")
+		if top == "" || path.IsAbs(rel) {
+			return nil, fmt.Errorf("chart: %s is an absolute path", shown)
+		}
+		if top == "Chart.yaml" {
+			return nil, fmt.Errorf("chart: %s: Chart.yaml is not inside the archive's chart directory", where)
+		}
+		rel = path.Clean(rel)
+		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || !fs.ValidPath(rel) || len(rel) > 1 && rel[1] == ':' {
+			return nil, fmt.Errorf("chart: %s lies outside the archive's chart directory", shown)
+		}
+		if hd.Size > MaxChartFile {
+			return nil, fmt.Errorf("chart: %s is %s, larger than the %s limit for one file", shown, safeio.Size(hd.Size), safeio.Size(MaxChartFile))
+		}
+		if err := ld.take(where+"/"+rel, hd.Size); err != nil {
+			return nil, err
+		}
+		body, err := safeio.ReadAll(tr, shown, hd.Size)
+		if err != nil {
+			return nil, fmt.Errorf("chart: %w", err)
+		}
+		if int64(len(body)) != hd.Size {
+			return nil, fmt.Errorf("chart: %s: the archive ends inside this entry", shown)
+		}
+		files = append(files, File{Name: rel, Data: bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF"))})
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("chart: %s: the archive holds no files", where)
+	}
+	return files, nil
+}
+
+var aliasRE = lazy.Regexp(`^[a-zA-Z0-9_-]+$`)
+
+func (m *Metadata) validate(where string) error {
 	switch {
 	case m.APIVersion != "v1" && m.APIVersion != "v2":
-		return fmt.Errorf("chart: Chart.yaml: apiVersion must be v1 or v2, got %s", redact.Quote(m.APIVersion))
+		return fmt.Errorf("chart: %s: apiVersion must be v1 or v2, got %s", where, redact.Quote(m.APIVersion))
 	case m.Name == "":
-		return errors.New("chart: Chart.yaml: name is required")
-	case strings.ContainsAny(m.Name, "/\\ "):
-		return fmt.Errorf("chart: Chart.yaml: name %s must not contain slashes or spaces", redact.Quote(m.Name))
+		return fmt.Errorf("chart: %s: name is required", where)
+	case strings.ContainsAny(m.Name, `/\ `) || m.Name == "." || m.Name == "..":
+		return fmt.Errorf("chart: %s: name %s must not contain slashes or spaces", where, redact.Quote(m.Name))
 	case m.Version == "":
-		return errors.New("chart: Chart.yaml: version is required")
-	case strings.EqualFold(m.Type, "library"):
-		return errors.New("chart: library charts have nothing to render")
-	case len(m.Dependencies) > 0:
-		return errors.New("chart: Chart.yaml dependencies (subcharts) are not supported")
+		return fmt.Errorf("chart: %s: version is required", where)
+	case m.Type != "" && !strings.EqualFold(m.Type, "application") && !strings.EqualFold(m.Type, "library"):
+		return fmt.Errorf("chart: %s: type must be application or library, got %s", where, redact.Quote(m.Type))
+	}
+	seen := map[string]bool{}
+	for i, d := range m.Dependencies {
+		if d == nil {
+			return fmt.Errorf("chart: %s: dependencies[%d] is empty", where, i)
+		}
+		if d.Alias != "" && !aliasRE().MatchString(d.Alias) {
+			return fmt.Errorf("chart: %s: dependency %s: alias %s may hold only letters, digits, '_' and '-'", where, redact.Quote(d.Name), redact.Quote(d.Alias))
+		}
+		key := d.Name
+		if d.Alias != "" {
+			key = d.Alias
+		}
+		if seen[key] {
+			return fmt.Errorf("chart: %s: more than one dependency with name or alias %s", where, redact.Quote(key))
+		}
+		seen[key] = true
 	}
 	return nil
 }

@@ -24,6 +24,14 @@ type Options struct {
 	IsUpgrade   bool     // .Release.IsUpgrade (and IsInstall is its opposite)
 	Strict      bool     // a missing map key is an error instead of ""
 	Limits      Limits   // the render's budget; zero fields take DefaultLimits
+	// Now is what `now` returns and the time `ago`, `durationRound` and
+	// generated certificates count from; the zero time means the Unix
+	// epoch (1970-01-01T00:00:00Z). The CLI takes it from --now or
+	// SOURCE_DATE_EPOCH.
+	Now time.Time
+	// RefuseNondeterministic makes the random and clock functions
+	// (NonDeterministic) errors, instead of seeded and reading Now.
+	RefuseNondeterministic bool
 }
 
 // Rendered is the text one template produced.
@@ -38,6 +46,9 @@ const (
 	MaxIncludeDepth = 1000     // nested includes of one template, as Helm
 	MaxOutputBytes  = 64 << 20 // everything one render writes
 )
+
+// seededShapes are the seeded functions, for their result types.
+var seededShapes = sync.OnceValue(func() template.FuncMap { return seededFuncs(newRenderState(newBudget(Limits{}))) })
 
 var (
 	baseFuncsOnce sync.Once
@@ -88,19 +99,14 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out [
 	if err != nil {
 		return nil, err
 	}
-	top := map[string]any{
-		"Values":  vals,
-		"Release": release(opts),
-		"Chart": struct {
-			Metadata
-			IsRoot bool
-		}{c.Metadata, true},
-		"Capabilities": caps,
-		"Files":        newFiles(c.Files),
-		"Subcharts":    map[string]any{},
-	}
+	tpls := map[string]renderable{}
+	collect(c, "", true, map[string]any{"Values": vals, "Release": release(opts), "Capabilities": caps}, tpls)
 
-	parsed, names, err := c.parsed.get(c, opts.Strict)
+	owner := c
+	if c.origin != nil {
+		owner = c.origin // a processed tree: the loaded chart keeps the parsed sets
+	}
+	parsed, names, err := owner.parsed.get(tpls, opts.Strict)
 	if err != nil {
 		return nil, err
 	}
@@ -110,15 +116,23 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out [
 	if err != nil {
 		return nil, err
 	}
-	bindFuncs(t, newRenderState(budget))
-	basePath := path.Join(c.Metadata.Name, "templates")
+	st := newRenderState(budget)
+	st.seeded = !opts.RefuseNondeterministic
+	st.now = opts.Now.UTC()
+	if opts.Now.IsZero() {
+		st.now = time.Unix(0, 0).UTC()
+	}
+	st.seed = fmt.Sprintf("%s\x00%s\x00%s", release(opts)["Name"], c.Metadata.Name, c.Metadata.Version)
+	bindFuncs(t, st)
 	for _, name := range names {
 		if strings.HasPrefix(path.Base(name), "_") {
 			continue // partials are parsed for their defines, never rendered
 		}
-		top["Template"] = map[string]any{"Name": name, "BasePath": basePath}
+		st.current, st.calls = name, 0
+		r := tpls[name]
+		r.top["Template"] = map[string]any{"Name": name, "BasePath": r.basePath}
 		var buf strings.Builder
-		if err := t.ExecuteTemplate(budget.writer(&buf), name, top); err != nil {
+		if err := t.ExecuteTemplate(budget.writer(&buf), name, r.top); err != nil {
 			return nil, cleanExecError(err, name)
 		}
 		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
@@ -126,41 +140,112 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out [
 	return out, nil
 }
 
-// parseCache holds a chart's templates parsed once per missing-key mode.
-type parseCache struct {
-	mu    sync.Mutex
-	sets  [2]*template.Template // [strict]
-	errs  [2]error
-	names []string // template names, sorted
+// renderable is one template of the chart tree with the built-in objects
+// of the chart it belongs to.
+type renderable struct {
+	text     string
+	top      map[string]any // .Values, .Chart, .Files, ... of its chart
+	basePath string
 }
 
-func (pc *parseCache) get(c *Chart, strict bool) (*template.Template, []string, error) {
-	i := 0
-	if strict {
-		i = 1
+// collect gathers the templates of c and its subcharts, named by their
+// path in the tree ("top/charts/sub/templates/x.yaml"), each with its
+// chart's objects, as Helm's engine does: a subchart's .Values is its
+// parent's .Values.<name> when that is a map, else empty. A library
+// chart contributes its partials only.
+func collect(c *Chart, parentPath string, root bool, parent map[string]any, tpls map[string]renderable) map[string]any {
+	full := c.Metadata.Name
+	if !root {
+		full = parentPath + "/charts/" + c.Metadata.Name
 	}
+	subcharts := map[string]any{}
+	vals := map[string]any{}
+	if root {
+		vals, _ = parent["Values"].(map[string]any)
+	} else if pv, ok := parent["Values"].(map[string]any); ok {
+		if v, ok := pv[c.Metadata.Name].(map[string]any); ok {
+			vals = v
+		}
+	}
+	top := map[string]any{
+		"Values":  vals,
+		"Release": parent["Release"],
+		"Chart": struct {
+			Metadata
+			IsRoot bool
+		}{c.Metadata, root},
+		"Capabilities": parent["Capabilities"],
+		"Files":        newFiles(c.Files),
+		"Subcharts":    subcharts,
+	}
+	for _, d := range c.Dependencies {
+		subcharts[d.Metadata.Name] = collect(d, full, false, top, tpls)
+	}
+	library := strings.EqualFold(c.Metadata.Type, "library")
+	for _, f := range c.Templates {
+		if library && !strings.HasPrefix(path.Base(f.Name), "_") {
+			continue
+		}
+		tpls[path.Join(full, f.Name)] = renderable{text: string(f.Data), top: top, basePath: path.Join(full, "templates")}
+	}
+	return top
+}
+
+// parseCache holds a chart's templates parsed once per missing-key mode
+// and set of rendered charts (dependency processing may leave some out or
+// copy one under aliases).
+type parseCache struct {
+	mu   sync.Mutex
+	sets map[string]*parsedSet
+}
+
+type parsedSet struct {
+	t     *template.Template
+	names []string // template names, sorted
+	err   error
+}
+
+func (pc *parseCache) get(tpls map[string]renderable, strict bool) (*template.Template, []string, error) {
+	names := make([]string, 0, len(tpls))
+	for name := range tpls {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	key := fmt.Sprintf("%v\x00%s", strict, strings.Join(names, "\x00"))
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	if pc.sets[i] == nil && pc.errs[i] == nil {
-		pc.sets[i], pc.names, pc.errs[i] = parseTemplates(c, strict)
+	if pc.sets == nil {
+		pc.sets = map[string]*parsedSet{}
 	}
-	return pc.sets[i], pc.names, pc.errs[i]
+	ps, ok := pc.sets[key]
+	if !ok {
+		ps = &parsedSet{}
+		ps.t, ps.names, ps.err = parseTemplates(tpls, strict)
+		pc.sets[key] = ps
+	}
+	return ps.t, ps.names, ps.err
 }
 
 // ParseInBackground starts parsing the templates for renders with the given
 // missing-key mode, so that the first render finds them ready. It returns at
-// once; a render that comes first parses them itself.
+// once; a render that comes first parses them itself. Only a chart without
+// subcharts is parsed ahead: which subcharts render depends on the values.
 func (c *Chart) ParseInBackground(strict bool) {
-	go c.parsed.get(c, strict)
+	if len(c.Dependencies) > 0 {
+		return
+	}
+	tpls := map[string]renderable{}
+	collect(c, "", true, map[string]any{}, tpls)
+	go c.parsed.get(tpls, strict)
 }
 
 // tplName names the set's root template, and the text given to tpl, as in
 // Helm.
 const tplName = "gotpl"
 
-// parseTemplates parses every template of the chart into one set, in
+// parseTemplates parses every template of the chart tree into one set, in
 // Helm's order.
-func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error) {
+func parseTemplates(tpls map[string]renderable, strict bool) (*template.Template, []string, error) {
 	t := template.New(tplName)
 	missing := "missingkey=zero"
 	if strict {
@@ -170,12 +255,9 @@ func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error)
 	t.Funcs(sharedBaseFuncs())
 	bindFuncs(t, newRenderState(newBudget(Limits{})))
 
-	names := make([]string, 0, len(c.Templates))
-	byName := map[string]string{}
-	for _, f := range c.Templates {
-		name := path.Join(c.Metadata.Name, f.Name)
+	names := make([]string, 0, len(tpls))
+	for name := range tpls {
 		names = append(names, name)
-		byName[name] = string(f.Data)
 	}
 	// Helm parses the deepest paths first and, at equal depth, in reverse
 	// lexical order; the last definition of a duplicate `define` wins.
@@ -187,7 +269,7 @@ func parseTemplates(c *Chart, strict bool) (*template.Template, []string, error)
 		return names[i] > names[j]
 	})
 	for _, name := range names {
-		if _, err := t.New(name).Parse(byName[name]); err != nil {
+		if _, err := t.New(name).Parse(tpls[name].text); err != nil {
 			return nil, nil, cleanParseError(err)
 		}
 	}
@@ -223,6 +305,13 @@ type renderState struct {
 	// again is the most expensive part of such a render. Callers get a copy,
 	// so a template that changes its dict changes no other template's.
 	fromYAML map[string]map[string]any
+
+	// The seeded random and clock functions (see seededFuncs).
+	seeded  bool
+	now     time.Time
+	seed    string // release and chart
+	current string // the template being rendered
+	calls   int    // seeded calls so far in current
 }
 
 func newRenderState(budget *budget) *renderState {
@@ -258,6 +347,9 @@ func bindFuncs(t *template.Template, st *renderState) {
 			return values.DeepCopy(m).(map[string]any)
 		},
 	})
+	if st.seeded {
+		t.Funcs(seededFuncs(st))
+	}
 	bindSetFuncs(t, st)
 }
 
@@ -310,6 +402,9 @@ func bindSetFuncs(t *template.Template, st *renderState) {
 // scalarFunc tells whether the function name (Helm's set or a
 // text/template builtin) returns a string, number or boolean.
 func scalarFunc(name string) bool {
+	if fn, ok := seededShapes()[name]; ok {
+		return scalarResult(fn)
+	}
 	if fn, ok := sharedBaseFuncs()[name]; ok {
 		return scalarResult(fn)
 	}

@@ -145,7 +145,7 @@ func TestNonDeterministicFunctionsFail(t *testing.T) {
 		"encryptAES": `{{ encryptAES "k" "t" }}`, "genSelfSignedCert": `{{ genSelfSignedCert "x" nil nil 3 }}`,
 	}
 	for name, tpl := range calls {
-		_, err := execOne(t, "a: {{ 1 }}\n"+tpl, nil, Options{}, nil)
+		_, err := execOne(t, "a: {{ 1 }}\n"+tpl, nil, Options{RefuseNondeterministic: true}, nil)
 		if err == nil || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), "two renders of the same input would differ") {
 			t.Errorf("%s: error = %v", name, err)
 		}
@@ -253,7 +253,7 @@ func TestLoadRejects(t *testing.T) {
 		{map[string]string{"Chart.yaml": "apiVersion: v2\nversion: 1\n"}, "name is required"},
 		{map[string]string{"Chart.yaml": "apiVersion: v3\nname: x\nversion: 1\n"}, "apiVersion must be v1 or v2"},
 		{map[string]string{"Chart.yaml": "apiVersion: v2\nname: x\nversion: 1\ntype: library\n"}, "library charts"},
-		{map[string]string{"charts/sub/Chart.yaml": "x"}, "subcharts"},
+		{map[string]string{"charts/sub/Chart.yaml": "x"}, "t/charts/sub/Chart.yaml: error unmarshaling"},
 		{map[string]string{"values.yaml": "a: 1\na: 2\n"}, "t/values.yaml:2:1: duplicate key"},
 	}
 	for _, c := range cases {

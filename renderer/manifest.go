@@ -10,9 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/values"
@@ -80,20 +82,29 @@ var installOrder = sync.OnceValue(func() map[string]int {
 // Manifests splits rendered templates into documents, drops empty ones,
 // checks and canonicalises each object and sorts them in install order.
 func Manifests(rendered []Rendered) ([]*Object, error) {
-	return sorted(rendered, false)
+	return sorted(rendered, false, nil)
+}
+
+// ManifestsAsHelm is Manifests with Helm's tolerance, for other people's
+// charts: a key repeated in an object keeps its last value and an object
+// rendered twice is kept twice (kubectl applies the last), each with a
+// warning instead of an error.
+func ManifestsAsHelm(rendered []Rendered) (objs []*Object, warnings []string, err error) {
+	objs, err = sorted(rendered, false, func(w string) { warnings = append(warnings, w) })
+	return objs, warnings, err
 }
 
 // ReadManifests parses manifest files (name and content) the way Manifests
 // parses rendered templates; errors and Object.Line refer to lines of the
 // files. See EachManifest for kind: List.
 func ReadManifests(files []Rendered) ([]*Object, error) {
-	return sorted(files, true)
+	return sorted(files, true, nil)
 }
 
 // sorted collects every object of the documents in install order.
-func sorted(rendered []Rendered, inFile bool) ([]*Object, error) {
+func sorted(rendered []Rendered, inFile bool, warn func(string)) ([]*Object, error) {
 	var objs []*Object
-	err := manifests(rendered, inFile, func(o *Object) error {
+	err := manifests(rendered, inFile, warn, func(o *Object) error {
 		objs = append(objs, o)
 		return nil
 	})
@@ -110,14 +121,17 @@ func sorted(rendered []Rendered, inFile bool) ([]*Object, error) {
 // List, as kubectl get -o yaml writes) is opened: each item is an object,
 // at its own line.
 func EachManifest(files []Rendered, fn func(*Object) error) error {
-	return manifests(files, true, fn)
+	return manifests(files, true, nil, fn)
 }
 
-func manifests(rendered []Rendered, inFile bool, fn func(*Object) error) error {
+// With warn, repeated keys and objects are warnings (see ManifestsAsHelm).
+func manifests(rendered []Rendered, inFile bool, warn func(string), fn func(*Object) error) error {
 	seen := map[string]string{}
 	add := func(source string, obj *Object) error {
 		key := obj.APIVersion + " " + obj.ID()
-		if first, dup := seen[key]; dup {
+		if first, dup := seen[key]; dup && warn != nil {
+			warn(fmt.Sprintf("%s: rendered output line %d: %s is rendered twice (also by %s); both are kept, as Helm does", source, obj.Line, redact.Label(obj.APIVersion+" "+obj.ID()), first))
+		} else if dup {
 			return &ManifestError{Template: source, Line: obj.Line, File: inFile,
 				Msg: fmt.Sprintf("%s is rendered twice (also by %s)", redact.Label(obj.APIVersion+" "+obj.ID()), first)}
 		}
@@ -129,7 +143,7 @@ func manifests(rendered []Rendered, inFile bool, fn func(*Object) error) error {
 			continue // rendered (so its errors surface) but, as in Helm, not a manifest
 		}
 		err := eachDocument(r.Text, func(doc document) error {
-			canon, line, err := parseObject(r.Name, doc)
+			canon, line, err := parseObject(r.Name, doc, warn)
 			if err != nil || canon == nil {
 				return err
 			}
@@ -209,27 +223,44 @@ type document struct {
 	line int // 1-based line of the template output where it starts
 }
 
-// eachDocument cuts text at lines that are a YAML document marker ("---",
-// optionally followed by a space and a comment) and hands each piece to fn,
-// as a slice of text: nothing is copied.
+// docSep is Helm's document separator (helm v3.22.0 pkg/releaseutil
+// manifest.go, SplitManifests): "---" at the start of the text or of a
+// line, with the white space on both sides. It needs no space or line end
+// after it: "---apiVersion: v1", which `{{- -}}` around a separator
+// leaves, starts a document.
+var docSep = lazy.Regexp(`(?:^|\s*\n)---\s*`)
+
+// eachDocument splits text into documents as Helm does: the text is
+// trimmed, cut at each separator, and each document is trimmed of white
+// space and ends with one newline, as Helm writes it (so a block scalar at
+// the end of a template keeps its final newline, and no more). Each piece
+// knows the line of text where it starts.
 func eachDocument(text string, fn func(document) error) error {
-	start, startLine, line := 0, 1, 1
-	for at := 0; at < len(text); line++ {
-		end := strings.IndexByte(text[at:], '\n')
-		next := at + end + 1
-		if end < 0 {
-			next = len(text)
-		}
-		trimmed := strings.TrimRight(text[at:next], "\r\n")
-		if trimmed == "---" || strings.HasPrefix(trimmed, "--- ") || strings.HasPrefix(trimmed, "---\t") {
-			if err := fn(document{text[start:at], startLine}); err != nil {
-				return err
-			}
-			start, startLine = next, line+1
-		}
-		at = next
+	lines, counted := 1, 0
+	lineAt := func(pos int) int {
+		lines += strings.Count(text[counted:pos], "\n")
+		counted = pos
+		return lines
 	}
-	return fn(document{text[start:], startLine})
+	emit := func(start, end int) error {
+		d := text[start:end]
+		lead := len(d) - len(strings.TrimLeftFunc(d, unicode.IsSpace))
+		d = strings.TrimSpace(d)
+		if d == "" {
+			return nil
+		}
+		return fn(document{d + "\n", lineAt(start + lead)})
+	}
+	lead := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
+	body := strings.TrimSpace(text)
+	start := 0
+	for _, m := range docSep().FindAllStringIndex(body, -1) {
+		if err := emit(lead+start, lead+m[0]); err != nil {
+			return err
+		}
+		start = m[1]
+	}
+	return emit(lead+start, lead+len(body))
 }
 
 // MaxNodesPerObject bounds one object after aliases are expanded.
@@ -237,7 +268,7 @@ const MaxNodesPerObject = 200_000
 
 // parseObject parses one document into a canonical mapping, nil for an
 // empty document, and the line where it starts.
-func parseObject(source string, doc document) (*yaml.Node, int, error) {
+func parseObject(source string, doc document, warn func(string)) (*yaml.Node, int, error) {
 	fail := func(line int, format string, args ...any) error {
 		return &ManifestError{Template: source, Line: doc.line + line - 1, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -263,8 +294,13 @@ func parseObject(source string, doc document) (*yaml.Node, int, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, 0, fail(n.Line, "a manifest must be a map with apiVersion, kind and metadata; found %s", nodeKind(n))
 	}
-	budget := MaxNodesPerObject
-	canon, err := canonical(n, &budget)
+	cc := &canonCtx{budget: MaxNodesPerObject}
+	if warn != nil {
+		cc.dup = func(line, first int, key string) {
+			warn(fmt.Sprintf("%s: rendered output line %d: key %s repeats line %d; the last value is kept, as Helm does", source, doc.line+line-1, redact.Quote(key), doc.line+first-1))
+		}
+	}
+	canon, err := canonical(n, cc)
 	if err != nil {
 		return nil, 0, fail(n.Line, "%v", err)
 	}
@@ -308,9 +344,15 @@ func nodeKind(n *yaml.Node) string {
 // block style everywhere, scalars normalised (decimal integers, true/false,
 // null) and strings quoted exactly when YAML would otherwise retype them.
 // Duplicate keys are an error.
-func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
-	*budget--
-	if *budget < 0 {
+// canonCtx carries what canonical shares across one object.
+type canonCtx struct {
+	budget int                               // nodes left
+	dup    func(line, first int, key string) // when set, a repeated key replaces the earlier one
+}
+
+func canonical(n *yaml.Node, cc *canonCtx) (*yaml.Node, error) {
+	cc.budget--
+	if cc.budget < 0 {
 		return nil, fmt.Errorf("object expands to more than %d YAML nodes (nested aliases?)", MaxNodesPerObject)
 	}
 	switch n.Kind {
@@ -318,7 +360,7 @@ func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
 		if n.Alias == nil {
 			return nil, fmt.Errorf("line %d: unknown alias *%s", n.Line, n.Value)
 		}
-		return canonical(n.Alias, budget)
+		return canonical(n.Alias, cc)
 	case yaml.ScalarNode:
 		return canonicalScalar(n)
 	case yaml.MappingNode, yaml.SequenceNode:
@@ -333,14 +375,23 @@ func canonical(n *yaml.Node, budget *int) (*yaml.Node, error) {
 					return nil, fmt.Errorf("line %d: YAML merge keys (<<) are not allowed in manifests; Kubernetes does not expand them", c.Line)
 				}
 				if first := seen.add(i); first != nil {
-					return nil, fmt.Errorf("line %d: duplicate key %s (first at line %d)", c.Line, redact.Quote(c.Value), first.Line)
+					if cc.dup == nil {
+						return nil, fmt.Errorf("line %d: duplicate key %s (first at line %d)", c.Line, redact.Quote(c.Value), first.Line)
+					}
+					cc.dup(c.Line, first.Line, c.Value)
+					for j := 0; j < len(out.Content); j += 2 {
+						if out.Content[j].Value == c.Value {
+							out.Content = append(out.Content[:j], out.Content[j+2:]...)
+							break
+						}
+					}
 				}
 			}
-			cc, err := canonical(c, budget)
+			child, err := canonical(c, cc)
 			if err != nil {
 				return nil, err
 			}
-			out.Content = append(out.Content, cc)
+			out.Content = append(out.Content, child)
 		}
 		return out, nil
 	}

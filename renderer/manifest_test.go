@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -354,5 +355,43 @@ func TestReadManifestsOpensLists(t *testing.T) {
 	}
 	if objs, err := Manifests([]Rendered{{Name: "t/templates/l.yaml", Text: "apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: x}}\n"}}); err != nil || len(objs) != 1 || objs[0].Kind != "List" {
 		t.Errorf("a rendered List: %v %v", objs, err)
+	}
+}
+
+// Documents split and trim as Helm's SplitManifests: a separator glued to
+// the next line by {{- -}}, and a block scalar at the end of a template
+// that keeps exactly one final newline.
+func TestManifestsSplitLikeHelm(t *testing.T) {
+	cm := func(name, data string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata:\n  f: " + data
+	}
+	cases := []struct {
+		name, text string
+		want       map[string]string // object name -> data.f
+	}{
+		{"block scalar at the end", cm("a", "|\n    x"), map[string]string{"a": "x\n"}},
+		{"kept newlines trimmed to one", cm("a", "|+\n    x\n\n\n"), map[string]string{"a": "x\n"}},
+		{"glued separator", cm("a", "1") + "\n---" + cm("b", "2"), map[string]string{"a": "1", "b": "2"}},
+		{"separator with spaces and blank documents", "\n\n---\n---   \n" + cm("a", "1") + "  \n---\n\n", map[string]string{"a": "1"}},
+		{"indented dashes stay", cm("a", "|\n    ---\n    y"), map[string]string{"a": "---\ny\n"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			objs, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: c.text}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, o := range objs {
+				got[o.Name] = yamlnode.Scalar(yamlnode.Map(o.Node, "data"), "f")
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+	_, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: "\n\n" + cm("a", "1") + "\n---\n\n\napiVersion: v1\nkind: ["}})
+	if err == nil || !strings.Contains(err.Error(), "rendered output line 13") {
+		t.Errorf("line of an error after trimming: %v", err)
 	}
 }

@@ -19,6 +19,12 @@ type Sources struct {
 	Set       []string
 	SetString []string
 	SetFile   []string
+	// HelmNumbers reads the numbers of values files as float64, as Helm
+	// does (--set keeps integers, as in Helm).
+	HelmNumbers bool
+	// AllowEmpty accepts a values file that holds no values (only comments,
+	// or nothing), as Helm does, with a warning instead of an error.
+	AllowEmpty bool
 }
 
 // MaxFileSize bounds one values file; larger input is almost certainly a
@@ -69,32 +75,44 @@ func countValues(v any) int {
 // Load reads and merges all user values. Nothing is coalesced with chart
 // defaults here; see Coalesce.
 func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
+	v, p, _, err := s.LoadWarn(stdin)
+	return v, p, err
+}
+
+// LoadWarn is Load, and returns warnings about the sources too.
+func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string, error) {
+	var warnings []string
 	merged := map[string]any{}
 	pos := NewPositions()
 	tot := &totals{}
 	for _, name := range s.Files {
 		data, err := readValuesFile(name, stdin)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		display := name
 		if name == "-" {
 			display = "<stdin>"
 		}
 		if err := tot.add(len(data), 0); err != nil {
-			return nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
+			return nil, nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
 		}
 		v, p, err := ParseYAML(display, data)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if err := tot.add(0, len(p.Values)); err != nil {
-			return nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
+			return nil, nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
 		}
-		if len(v) == 0 && isEmptyDocument(data) {
+		if len(v) == 0 && isEmptyDocument(data) && s.AllowEmpty {
+			warnings = append(warnings, display+": the values file holds no values")
+		} else if len(v) == 0 && isEmptyDocument(data) {
 			// Helm accepts this silently; it is almost always a failed
 			// redirect or the wrong file.
-			return nil, nil, &Error{Loc: Location{File: display}, Msg: "the values file is empty (no document, or only comments or null); leave out -f to render the chart's defaults, or write {} to say so"}
+			return nil, nil, nil, &Error{Loc: Location{File: display}, Msg: "the values file is empty (no document, or only comments or null); leave out -f to render the chart's defaults, or write {} to say so"}
+		}
+		if s.HelmNumbers {
+			v = HelmNumbers(v).(map[string]any)
 		}
 		merged = Overlay(merged, v)
 		pos.Overlay(p)
@@ -105,12 +123,12 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 	}{{s.SetJSON, SetJSON}, {s.Set, SetTyped}, {s.SetString, SetString}, {s.SetFile, SetFile}}
 	for _, step := range steps {
 		for _, expr := range step.exprs {
-			if err := applySet(merged, expr, step.kind, readSetFile, pos, tot); err != nil {
-				return nil, nil, err
+			if err := applySet(merged, expr, step.kind, readSetFile, pos, tot, s.HelmNumbers); err != nil {
+				return nil, nil, nil, err
 			}
 		}
 	}
-	return merged, pos, nil
+	return merged, pos, warnings, nil
 }
 
 func readSetFile(path string) ([]byte, error) {

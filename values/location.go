@@ -97,3 +97,36 @@ func EscapePointer(s string) string {
 func childPointer(parent, key string) string { return parent + "/" + EscapePointer(key) }
 
 func indexPointer(parent string, i int) string { return parent + "/" + strconv.Itoa(i) }
+
+// OverlayAt records every position of other, whose pointers start at the
+// top of other's own values, under prefix (a JSON pointer, "" for the top).
+func (p *Positions) OverlayAt(prefix string, other *Positions) {
+	if other == nil {
+		return
+	}
+	for k, v := range other.Values {
+		p.Values[prefix+k] = v
+	}
+	for k, v := range other.Keys {
+		p.Keys[prefix+k] = v
+	}
+}
+
+// Sub returns the positions under prefix, with pointers relative to it.
+func (p *Positions) Sub(prefix string) *Positions {
+	if prefix == "" {
+		return p
+	}
+	out := NewPositions()
+	for k, v := range p.Values {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && (rest == "" || rest[0] == '/') {
+			out.Values[rest] = v
+		}
+	}
+	for k, v := range p.Keys {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && (rest == "" || rest[0] == '/') {
+			out.Keys[rest] = v
+		}
+	}
+	return out
+}

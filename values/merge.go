@@ -75,3 +75,30 @@ func DeepCopy(v any) any {
 		return v
 	}
 }
+
+// HelmNumbers returns a copy of v with every integer as a float64, as Helm
+// reads numbers from YAML and JSON.
+func HelmNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = HelmNumbers(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = HelmNumbers(e)
+		}
+		return l
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	default:
+		return v
+	}
+}

@@ -41,11 +41,12 @@ type ReadFileFunc func(path string) ([]byte, error)
 // a backslash escapes the next character, and commas separate assignments.
 // Every value it sets is recorded in pos as coming from the flag.
 func ApplySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions) error {
-	return applySet(dst, expr, kind, readFile, pos, &totals{})
+	return applySet(dst, expr, kind, readFile, pos, &totals{}, false)
 }
 
-func applySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions, tot *totals) error {
+func applySet(dst map[string]any, expr string, kind SetKind, readFile ReadFileFunc, pos *Positions, tot *totals, floats bool) error {
 	p := &setParser{
+		floats:   floats,
 		in:       []rune(expr),
 		kind:     kind,
 		readFile: readFile,
@@ -83,6 +84,7 @@ type setParser struct {
 	pos      *Positions
 	loc      Location
 	tot      *totals // what all sources have created so far
+	floats   bool    // --set-json numbers as float64, as Helm
 }
 
 // set stores v under k, counting a new key as a value created.
@@ -410,7 +412,11 @@ func (p *setParser) jsonValue() (any, error) {
 		}
 		p.at++
 	}
-	return FromJSON(v)
+	out, err := FromJSON(v)
+	if p.floats {
+		out = HelmNumbers(out)
+	}
+	return out, err
 }
 
 // FromJSON converts a value decoded with json.Decoder.UseNumber into a values

@@ -55,6 +55,7 @@ func runDiff(env *environment, args []string) error {
 		return rf.emit(env.stderr, rep, err)
 	}
 	rep = findingsReport(vf.sources.Files, res.Warnings, res.Waived)
+	reportNotices(env.stderr, res.Notices)
 	d, err := diffObjects(golden, res.Objects, colors)
 	if err != nil {
 		return rf.emit(env.stderr, rep, err)

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
@@ -46,4 +48,13 @@ func errorList[T any](header string, items []T) string {
 		b.WriteString(fmt.Sprint(it))
 	}
 	return b.String()
+}
+
+// reportNotices prints what the render noticed about the chart and the
+// values files (a comment-only values file, a repeated key in a chart of
+// someone else's); notices never change the output or the exit code.
+func reportNotices(w io.Writer, notices []string) {
+	for _, n := range notices {
+		fmt.Fprintln(w, "warning: "+redact.Credentials(n))
+	}
 }

@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -22,6 +26,8 @@ type valueFlags struct {
 	options        renderer.Options
 	writeNamespace bool
 	postRender     string // a kustomization directory, for the commands that offer --post-render
+	now            string // --now, or SOURCE_DATE_EPOCH
+	enforceRules   bool
 }
 
 func (v *valueFlags) register(fs *pflag.FlagSet) {
@@ -37,6 +43,10 @@ func (v *valueFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&v.options.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
 	fs.StringArrayVarP(&v.options.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&v.options.Strict, "strict", false, "fail on a template's reference to a missing value")
+	fs.BoolVar(&v.sources.HelmNumbers, "helm-numbers", false, "read numbers in values files as Helm does, as floats (1000000 prints as 1e+06)")
+	fs.BoolVar(&v.enforceRules, "enforce-rules", false, "with --chart: the manifest rules' errors stop the render (default: printed as warnings)")
+	fs.StringVar(&v.now, "now", "", "the time `now` returns and certificates start at: RFC 3339 or Unix seconds (default: $SOURCE_DATE_EPOCH, else 1970-01-01T00:00:00Z)")
+	fs.BoolVar(&v.options.RefuseNondeterministic, "refuse-nondeterministic", false, "make now, rand*, uuidv4, gen* certificates and keys, bcrypt, htpasswd, encryptAES errors instead of seeded")
 }
 
 // registerPostRender adds --post-render, for the commands whose output an
@@ -55,11 +65,14 @@ func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Requ
 	if err := v.check(); err != nil {
 		return pipeline.Request{}, err
 	}
+	if v.chartDir != "" {
+		v.sources.AllowEmpty = true // chart-testing's ci/ files may hold only comments
+	}
 	c, err := pipeline.LoadChart(v.chartDir)
 	if err != nil {
 		return pipeline.Request{}, err
 	}
-	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options, WriteNamespace: v.writeNamespace}
+	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options, WriteNamespace: v.writeNamespace, EnforceRules: v.enforceRules}
 	if v.postRender != "" {
 		overlay, err := postrender.Load(v.postRender)
 		if err != nil {
@@ -71,6 +84,17 @@ func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Requ
 }
 
 func (v *valueFlags) check() error {
+	now, from := v.now, "--now"
+	if now == "" {
+		now, from = os.Getenv("SOURCE_DATE_EPOCH"), "SOURCE_DATE_EPOCH"
+	}
+	if now != "" {
+		t, err := parseNow(now)
+		if err != nil {
+			return usagef("%s: %v", from, err)
+		}
+		v.options.Now = t
+	}
 	if _, err := renderer.ParseKubeVersion(v.options.KubeVersion); err != nil {
 		return usagef("--kube-version: %v", err)
 	}
@@ -108,6 +132,7 @@ func runRender(env *environment, args []string) error {
 	if err := rf.emit(env.stderr, findingsReport(vf.sources.Files, res.Warnings, res.Waived), nil); err != nil {
 		return err
 	}
+	reportNotices(env.stderr, res.Notices)
 	if *outDir != "" {
 		return output.WriteDir(*outDir, res.Objects)
 	}
@@ -151,9 +176,23 @@ func runValidate(env *environment, args []string) error {
 	if err := rf.emit(dest, findingsReport(vf.sources.Files, res.Warnings, res.Waived), nil); err != nil {
 		return err
 	}
+	reportNotices(env.stderr, res.Notices)
 	if rf.format != "text" && rf.file == "" {
 		return nil
 	}
 	_, err = env.stdout.Write([]byte("ok\n"))
 	return err
+}
+
+// parseNow reads a time as RFC 3339 or as Unix seconds (SOURCE_DATE_EPOCH's
+// form).
+func parseNow(s string) (time.Time, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(n, 0).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2024-05-01T12:00:00Z) nor Unix seconds", s)
+	}
+	return t.UTC(), nil
 }

@@ -1,0 +1,642 @@
+package renderer
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/values"
+)
+
+// Dependency is one entry of Chart.yaml's dependencies (requirements.yaml
+// for apiVersion v1 charts). Field names match Helm's, for
+// .Chart.Dependencies.
+type Dependency struct {
+	Name         string   `json:"name"`
+	Version      string   `json:"version,omitempty"`
+	Repository   string   `json:"repository"`
+	Condition    string   `json:"condition,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
+	Enabled      bool     `json:"enabled,omitempty"`
+	ImportValues []any    `json:"import-values,omitempty"`
+	Alias        string   `json:"alias,omitempty"`
+}
+
+// MaxRenderedCharts bounds the charts one render may hold once aliases
+// have copied them: each copy is coalesced and rendered on its own.
+const MaxRenderedCharts = 1000
+
+// maxCopiedValues bounds the values that dependency processing copies in
+// all (Helm copies each chart's values several times per level).
+const maxCopiedValues = 50_000_000
+
+// Processed is a chart after Helm's dependency processing for one set of
+// values: the subcharts that render, under their aliases, with the values
+// each one sees.
+type Processed struct {
+	Chart    *Chart         // the top chart of the tree that renders; never the loaded one
+	Values   map[string]any // the values of the whole tree, as .Values of the top chart
+	Warnings []string       // what Helm would log: a condition that is not a boolean, an import that finds nothing
+}
+
+// Process applies Helm's dependency rules (helm v3.22.0 pkg/chartutil
+// dependencies.go and coalesce.go) to the loaded chart and the user's
+// values: tags and conditions enable subcharts, aliases rename copies of
+// them, import-values and exports lift child values into the parent,
+// globals flow down, and each subchart's defaults fill in its own part of
+// the values. The loaded chart is not changed.
+//
+// Unlike Helm, a dependency that is disabled need not be vendored; one
+// that is enabled but missing from charts/ is an error naming it.
+func Process(c *Chart, user map[string]any, opts ProcessOptions) (*Processed, error) {
+	p := &processor{floats: opts.HelmNumbers}
+	top, err := p.copyTree(c, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.enabled(top, user, ""); err != nil {
+		return nil, err
+	}
+	if err := p.importValues(top); err != nil {
+		return nil, err
+	}
+	vals, err := p.coalesceValues(top, user)
+	if err != nil {
+		return nil, err
+	}
+	return &Processed{Chart: top.finish(), Values: vals, Warnings: p.warnings}, nil
+}
+
+// ProcessOptions change how Process reads the values.
+type ProcessOptions struct {
+	// HelmNumbers reads every number of the charts' values.yaml as Helm
+	// does, as a float64 (so 1000000 prints as 1e+06).
+	HelmNumbers bool
+}
+
+// node is a chart being processed: a copy whose metadata, dependencies and
+// values may change.
+type node struct {
+	chart  *Chart
+	reqs   []*Dependency // Metadata.Dependencies, copied; nil when Chart.yaml has none
+	noReqs bool
+	deps   []*node
+	parent *node
+}
+
+func (n *node) name() string { return n.chart.Metadata.Name }
+
+type processor struct {
+	floats   bool
+	warnings []string
+	copied   int
+	charts   int
+}
+
+func (p *processor) warnf(format string, args ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
+}
+
+// copyTree copies the loaded chart tree so that processing can rename,
+// drop and re-value charts.
+func (p *processor) copyTree(c *Chart, parent *node, depth int) (*node, error) {
+	p.charts++
+	if p.charts > MaxRenderedCharts {
+		return nil, fmt.Errorf("chart %s: more than %d charts with subcharts and their aliased copies", c.Where, MaxRenderedCharts)
+	}
+	if depth > MaxChartDepth {
+		return nil, fmt.Errorf("chart %s: subcharts nest more than %d levels deep", c.Where, MaxChartDepth)
+	}
+	vals := c.Values
+	if p.floats {
+		vals = values.HelmNumbers(vals).(map[string]any)
+	}
+	cp := &Chart{
+		Metadata:        c.Metadata,
+		Values:          vals,
+		ValuesPositions: c.ValuesPositions,
+		Schema:          c.Schema,
+		Templates:       c.Templates,
+		Files:           c.Files,
+		Where:           c.Where,
+	}
+	if parent == nil {
+		cp.origin = c
+	}
+	n := &node{chart: cp, parent: parent, noReqs: c.Metadata.Dependencies == nil}
+	for _, d := range c.Metadata.Dependencies {
+		d2 := *d
+		d2.Tags = append([]string(nil), d.Tags...)
+		d2.ImportValues = append([]any(nil), d.ImportValues...)
+		n.reqs = append(n.reqs, &d2)
+	}
+	for _, sub := range c.Dependencies {
+		sn, err := p.copyTree(sub, n, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		n.deps = append(n.deps, sn)
+	}
+	return n, nil
+}
+
+// compatible tells whether version satisfies the constraint, as Helm's
+// IsCompatibleRange: an unparsable version or constraint never does.
+func compatible(constraint, version string) bool {
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return false
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return false
+	}
+	return c.Check(v)
+}
+
+// enabled is Helm's processDependencyEnabled: it chooses the subcharts of
+// n that render, with their aliases, and recurses into them. v is what
+// Helm passes down: the user's values at the top, then the parent's
+// coalesced values (the whole tree, not the subchart's part of it).
+func (p *processor) enabled(n *node, v map[string]any, path string) error {
+	if n.noReqs {
+		return nil
+	}
+	var kept []*node
+	// Charts in charts/ that no dependency names stay, as in Helm.
+outer:
+	for _, d := range n.deps {
+		for _, r := range n.reqs {
+			if d.name() == r.Name && compatible(r.Version, d.chart.Metadata.Version) {
+				continue outer
+			}
+		}
+		kept = append(kept, d)
+	}
+	present := map[string]bool{}
+	for _, r := range n.reqs {
+		var found *node
+		for _, d := range n.deps {
+			if d.name() == r.Name {
+				present[r.Name] = true
+				if compatible(r.Version, d.chart.Metadata.Version) {
+					found = d
+					break
+				}
+			}
+		}
+		if found != nil {
+			cp, err := p.copyAlias(found, n, r.Alias)
+			if err != nil {
+				return err
+			}
+			kept = append(kept, cp)
+		}
+	}
+	missing := map[*Dependency]bool{}
+	for _, r := range n.reqs {
+		if !present[r.Name] {
+			missing[r] = true
+		} else if !matched(n.deps, r) {
+			p.warnf("chart %s: the vendored %s does not match version %s from Chart.yaml", n.chart.Where, redact.Quote(r.Name), redact.Quote(r.Version))
+		}
+		if r.Alias != "" {
+			r.Name = r.Alias
+		}
+	}
+	n.deps = kept
+	for _, r := range n.reqs {
+		r.Enabled = true
+	}
+	cvals, err := p.coalesceValues(n, v)
+	if err != nil {
+		return err
+	}
+	p.tags(n, cvals)
+	p.conditions(n, cvals, path)
+	off := map[string]bool{}
+	var reqs []*Dependency
+	for _, r := range n.reqs {
+		if !r.Enabled {
+			off[r.Name] = true
+			continue
+		}
+		reqs = append(reqs, r)
+		if missing[r] {
+			return fmt.Errorf("chart %s: dependency %s (version %s from %s) is enabled but not in %s/charts/; run `helm dependency build` to vendor it (llmrender never downloads)",
+				n.chart.Where, redact.Quote(r.Name), redact.Quote(r.Version), redact.Quote(r.Repository), n.chart.Where)
+		}
+	}
+	var deps []*node
+	for _, d := range n.deps {
+		if !off[d.name()] {
+			deps = append(deps, d)
+		}
+	}
+	for _, d := range deps {
+		if err := p.enabled(d, cvals, path+d.name()+"."); err != nil {
+			return err
+		}
+	}
+	n.reqs, n.deps = reqs, deps
+	return nil
+}
+
+func matched(nodes []*node, r *Dependency) bool {
+	for _, d := range nodes {
+		if d.name() == r.Name && compatible(r.Version, d.chart.Metadata.Version) {
+			return true
+		}
+	}
+	return false
+}
+
+// copyAlias copies a subchart for one dependency entry, renamed to the
+// alias when there is one: two aliases of one chart render twice.
+func (p *processor) copyAlias(d *node, parent *node, alias string) (*node, error) {
+	cp, err := p.copyNode(d, parent)
+	if err != nil {
+		return nil, err
+	}
+	if alias != "" {
+		cp.chart.Metadata.Name = alias
+	}
+	return cp, nil
+}
+
+func (p *processor) copyNode(d *node, parent *node) (*node, error) {
+	p.charts++
+	if p.charts > MaxRenderedCharts {
+		return nil, fmt.Errorf("chart %s: more than %d charts with subcharts and their aliased copies", d.chart.Where, MaxRenderedCharts)
+	}
+	c := d.chart
+	cp := &node{chart: &Chart{Metadata: c.Metadata, Values: c.Values, ValuesPositions: c.ValuesPositions, Schema: c.Schema,
+		Templates: c.Templates, Files: c.Files, Where: c.Where}, parent: parent, noReqs: d.noReqs}
+	for _, r := range d.reqs {
+		r2 := *r
+		cp.reqs = append(cp.reqs, &r2)
+	}
+	for _, sub := range d.deps {
+		s, err := p.copyNode(sub, cp)
+		if err != nil {
+			return nil, err
+		}
+		cp.deps = append(cp.deps, s)
+	}
+	return cp, nil
+}
+
+// tags is Helm's processDependencyTags: a dependency with tags is
+// disabled when one of its tags is false in the top-level tags table and
+// none is true.
+func (p *processor) tags(n *node, cvals map[string]any) {
+	vt, ok := cvals["tags"].(map[string]any)
+	if !ok {
+		return
+	}
+	for _, r := range n.reqs {
+		hasTrue, hasFalse := false, false
+		for _, k := range r.Tags {
+			b, ok := vt[k]
+			if !ok {
+				continue
+			}
+			switch b {
+			case true:
+				hasTrue = true
+			case false:
+				hasFalse = true
+			default:
+				p.warnf("chart %s: tag %s of dependency %s is not a boolean", n.chart.Where, redact.Quote(k), redact.Quote(r.Name))
+			}
+		}
+		r.Enabled = hasTrue || !hasFalse
+	}
+}
+
+// conditions is Helm's processDependencyConditions: the first of the
+// comma-separated paths that holds a boolean decides; paths are read from
+// the top of the values, under the chart's own path.
+func (p *processor) conditions(n *node, cvals map[string]any, path string) {
+	for _, r := range n.reqs {
+		for _, c := range strings.Split(strings.TrimSpace(r.Condition), ",") {
+			if c == "" {
+				continue
+			}
+			v, ok := pathValue(cvals, path+c)
+			if !ok {
+				continue
+			}
+			if b, isBool := v.(bool); isBool {
+				r.Enabled = b
+				break
+			}
+			p.warnf("chart %s: condition %s of dependency %s is not a boolean", n.chart.Where, redact.Quote(c), redact.Quote(r.Name))
+		}
+	}
+}
+
+// table follows a dotted path of tables, as Helm's Values.Table.
+func table(v map[string]any, dotted string) (map[string]any, bool) {
+	for _, k := range strings.Split(dotted, ".") {
+		next, ok := v[k].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		v = next
+	}
+	return v, true
+}
+
+// pathValue reads the value at a dotted path that is not a table, as
+// Helm's Values.PathValue.
+func pathValue(v map[string]any, dotted string) (any, bool) {
+	parts := strings.Split(dotted, ".")
+	t := v
+	if len(parts) > 1 {
+		var ok bool
+		if t, ok = table(v, strings.Join(parts[:len(parts)-1], ".")); !ok {
+			return nil, false
+		}
+	}
+	x, ok := t[parts[len(parts)-1]]
+	if !ok || isTable(x) {
+		return nil, false
+	}
+	return x, true
+}
+
+// importValues is Helm's processDependencyImportValues, as `helm install`
+// and `helm template` run it (merging, so nulls stay): children first,
+// then each chart lifts the values its dependencies' import-values name.
+// The parent's own values win over imported ones.
+func (p *processor) importValues(n *node) error {
+	for _, d := range n.deps {
+		if err := p.importValues(d); err != nil {
+			return err
+		}
+	}
+	if n.noReqs {
+		return nil
+	}
+	cvals, err := p.coalesce(n, map[string]any{}, true)
+	if err != nil {
+		return err
+	}
+	b := map[string]any{}
+	for _, r := range n.reqs {
+		for _, riv := range r.ImportValues {
+			switch iv := riv.(type) {
+			case map[string]any:
+				child, parent := fmt.Sprintf("%v", iv["child"]), fmt.Sprintf("%v", iv["parent"])
+				vv, ok := table(cvals, r.Name+"."+child)
+				if !ok {
+					p.warnf("chart %s: import-values: dependency %s has no table %s", n.chart.Where, redact.Quote(r.Name), redact.Quote(child))
+					continue
+				}
+				cp, err := p.copy(vv)
+				if err != nil {
+					return err
+				}
+				b = coalesceTables(b, pathToMap(parent, cp.(map[string]any)), true)
+			case string:
+				vm, ok := table(cvals, r.Name+".exports."+iv)
+				if !ok {
+					p.warnf("chart %s: import-values: dependency %s exports no table %s", n.chart.Where, redact.Quote(r.Name), redact.Quote(iv))
+					continue
+				}
+				cp, err := p.copy(vm)
+				if err != nil {
+					return err
+				}
+				b = coalesceTables(b, cp.(map[string]any), true)
+			}
+		}
+	}
+	base, err := p.copy(cvals)
+	if err != nil {
+		return err
+	}
+	n.chart.Values = coalesceTables(base.(map[string]any), b, true)
+	return nil
+}
+
+// pathToMap nests data under a dotted path ("." is the top).
+func pathToMap(dotted string, data map[string]any) map[string]any {
+	if dotted == "." {
+		return data
+	}
+	parts := strings.Split(dotted, ".")
+	cur := data
+	for i := len(parts) - 1; i >= 0; i-- {
+		cur = map[string]any{parts[i]: cur}
+	}
+	return cur
+}
+
+// copy deep-copies a values tree, counting what it copies.
+func (p *processor) copy(v any) (any, error) {
+	p.copied += countNodes(v)
+	if p.copied > maxCopiedValues {
+		return nil, fmt.Errorf("dependency processing copies more than %d values; do aliases copy a chart with large values many times?", maxCopiedValues)
+	}
+	return values.DeepCopy(v), nil
+}
+
+func countNodes(v any) int {
+	n := 1
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			n += countNodes(e)
+		}
+	case []any:
+		for _, e := range x {
+			n += countNodes(e)
+		}
+	}
+	return n
+}
+
+func isTable(v any) bool { _, ok := v.(map[string]any); return ok }
+
+// coalesceValues is Helm's CoalesceValues: a copy of vals with the chart's
+// defaults and, under each subchart's name, the subchart's defaults and
+// the globals filled in.
+func (p *processor) coalesceValues(n *node, vals map[string]any) (map[string]any, error) {
+	cp, err := p.copy(vals)
+	if err != nil {
+		return nil, err
+	}
+	dest, _ := cp.(map[string]any)
+	if dest == nil {
+		dest = map[string]any{}
+	}
+	return p.coalesce(n, dest, false)
+}
+
+// coalesce is Helm's coalesce: the chart's own defaults, then each
+// subchart's part. With merge, nulls stay (import processing); without,
+// a null deletes a default.
+func (p *processor) coalesce(n *node, dest map[string]any, merge bool) (map[string]any, error) {
+	if err := p.coalesceOwn(n, dest, merge); err != nil {
+		return nil, err
+	}
+	for _, sub := range n.deps {
+		name := sub.name()
+		dv, ok := dest[name]
+		if !ok {
+			dv = map[string]any{}
+			dest[name] = dv
+		}
+		dvmap, ok := dv.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("chart %s: the values for subchart %s must be a map, not %s", n.chart.Where, redact.Quote(name), describeValue(dv))
+		}
+		coalesceGlobals(dvmap, dest)
+		out, err := p.coalesce(sub, dvmap, merge)
+		if err != nil {
+			return nil, err
+		}
+		dest[name] = out
+	}
+	return dest, nil
+}
+
+func describeValue(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "a list"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	default:
+		return "a number"
+	}
+}
+
+// coalesceGlobals is Helm's coalesceGlobals: the parent's global values
+// win over the subchart's. Like Helm it copies the parent's global tables
+// one level deep only.
+func coalesceGlobals(dest, src map[string]any) {
+	var dg, sg map[string]any
+	if g, ok := dest["global"]; !ok {
+		dg = map[string]any{}
+	} else if dg, ok = g.(map[string]any); !ok {
+		return
+	}
+	if g, ok := src["global"]; !ok {
+		sg = map[string]any{}
+	} else if sg, ok = g.(map[string]any); !ok {
+		return
+	}
+	for _, key := range values.SortedKeys(sg) {
+		val := sg[key]
+		if t, ok := val.(map[string]any); ok {
+			vv := make(map[string]any, len(t))
+			for k, e := range t {
+				vv[k] = e
+			}
+			if destv, ok := dg[key]; !ok {
+				dg[key] = vv
+			} else if destvmap, ok := destv.(map[string]any); ok {
+				coalesceTables(vv, destvmap, true)
+				dg[key] = vv
+			}
+		} else if dv, ok := dg[key]; !ok || !isTable(dv) {
+			dg[key] = val
+		}
+	}
+	dest["global"] = dg
+}
+
+// coalesceOwn is Helm's coalesceValues: the chart's defaults (copied) fill
+// in v; a user null deletes a default.
+func (p *processor) coalesceOwn(n *node, v map[string]any, merge bool) error {
+	cp, err := p.copy(n.chart.Values)
+	if err != nil {
+		return err
+	}
+	vc, _ := cp.(map[string]any)
+	for _, key := range values.SortedKeys(vc) {
+		val := vc[key]
+		value, ok := v[key]
+		if !ok {
+			v[key] = val
+			continue
+		}
+		if value == nil && !merge {
+			delete(v, key)
+			continue
+		}
+		dest, ok := value.(map[string]any)
+		if !ok {
+			continue
+		}
+		src, ok := val.(map[string]any)
+		if !ok {
+			continue
+		}
+		m := merge
+		for _, sub := range n.deps {
+			if sub.name() == key {
+				m = true
+			}
+		}
+		coalesceTables(dest, src, m)
+	}
+	return nil
+}
+
+// coalesceTables is Helm's coalesceTablesFullKey: src fills in dst. Without
+// merge, a null in dst deletes what src has; with it, the null stays.
+// Like Helm, it marks those keys null in src too.
+func coalesceTables(dst, src map[string]any, merge bool) map[string]any {
+	if src == nil {
+		return dst
+	}
+	if dst == nil {
+		return src
+	}
+	nonNil := map[string]bool{}
+	for key, val := range src {
+		if val != nil {
+			nonNil[key] = true
+		}
+	}
+	for key, val := range dst {
+		if val == nil {
+			src[key] = nil
+		}
+	}
+	for _, key := range values.SortedKeys(src) {
+		val := src[key]
+		dv, ok := dst[key]
+		switch {
+		case ok && !merge && dv == nil && nonNil[key]:
+			delete(dst, key)
+		case !ok:
+			dst[key] = val
+		case isTable(val):
+			if dt, ok := dv.(map[string]any); ok {
+				coalesceTables(dt, val.(map[string]any), merge)
+			}
+		}
+	}
+	return dst
+}
+
+// finish sets each chart's dependencies to what processing kept.
+func (n *node) finish() *Chart {
+	n.chart.Metadata.Dependencies = n.reqs
+	n.chart.Dependencies = nil
+	for _, d := range n.deps {
+		n.chart.Dependencies = append(n.chart.Dependencies, d.finish())
+	}
+	return n.chart
+}

@@ -1,0 +1,242 @@
+package renderer
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// depChart builds a chart from files, with Chart.yaml and values.yaml for
+// the top chart given as text.
+func depChart(t *testing.T, files map[string]string) *Chart {
+	t.Helper()
+	c, err := Load(chartFS(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+const sub = "apiVersion: v2\nname: sub\nversion: 1.0.0\n"
+
+func renderTree(t *testing.T, c *Chart, user map[string]any) (map[string]string, *Processed) {
+	t.Helper()
+	p, err := Process(c, user, ProcessOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Execute(p.Chart, p.Values, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, r := range out {
+		m[r.Name] = r.Text
+	}
+	return m, p
+}
+
+// Helm's rules of dependency processing, each on a small chart.
+func TestProcessDependencies(t *testing.T) {
+	top := func(deps string) string {
+		return "apiVersion: v2\nname: top\nversion: 1.0.0\ndependencies:\n" + deps
+	}
+	t.Run("a disabled dependency need not be vendored", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml":  top("  - name: absent\n    version: 1.0.0\n    repository: https://example.invalid\n    condition: absent.enabled\n"),
+			"values.yaml": "absent:\n  enabled: false\n",
+		})
+		if _, err := Process(c, map[string]any{}, ProcessOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Process(c, map[string]any{"absent": map[string]any{"enabled": true}}, ProcessOptions{})
+		if err == nil || !strings.Contains(err.Error(), `chart top: dependency "absent" (version "1.0.0" from "https://example.invalid") is enabled but not in top/charts/; run `+"`helm dependency build`") {
+			t.Errorf("enabled and missing: %v", err)
+		}
+	})
+	t.Run("values scoped per subchart, parent values win, globals flow down", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml":                  top("  - name: sub\n    version: 1.x\n    repository: file://charts/sub\n"),
+			"values.yaml":                 "global:\n  g: top\nsub:\n  a: parent\n",
+			"charts/sub/Chart.yaml":       sub,
+			"charts/sub/values.yaml":      "a: child\nb: child\nglobal:\n  g: sub\n  h: sub\n",
+			"charts/sub/templates/x.yaml": "{{ .Values.a }} {{ .Values.b }} {{ .Values.global.g }} {{ .Values.global.h }} {{ .Chart.Name }} {{ .Chart.IsRoot }} {{ .Template.BasePath }}",
+		})
+		out, _ := renderTree(t, c, map[string]any{})
+		if got := out["top/charts/sub/templates/x.yaml"]; got != "parent child top sub sub false top/charts/sub/templates" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("alias copies, unaliased chart not rendered", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml": top("  - name: sub\n    version: 1.0.0\n    repository: x\n    alias: one\n" +
+				"  - name: sub\n    version: 1.0.0\n    repository: x\n    alias: two\n"),
+			"values.yaml":                 "two:\n  v: 2\n",
+			"charts/sub/Chart.yaml":       sub,
+			"charts/sub/values.yaml":      "v: 1\n",
+			"charts/sub/templates/x.yaml": "{{ .Chart.Name }}={{ .Values.v }}",
+		})
+		out, _ := renderTree(t, c, map[string]any{})
+		if out["top/charts/one/templates/x.yaml"] != "one=1" || out["top/charts/two/templates/x.yaml"] != "two=2" || len(out) != 2 {
+			t.Errorf("got %v", out)
+		}
+	})
+	t.Run("tags and conditions", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml":                  top("  - name: sub\n    version: 1.0.0\n    repository: x\n    tags: [a, b]\n    condition: sub.on\n"),
+			"charts/sub/Chart.yaml":       sub,
+			"charts/sub/templates/x.yaml": "x",
+		})
+		for _, tc := range []struct {
+			user map[string]any
+			want bool
+		}{
+			{map[string]any{}, true},
+			{map[string]any{"tags": map[string]any{"a": false}}, false},
+			{map[string]any{"tags": map[string]any{"a": false, "b": true}}, true},
+			{map[string]any{"tags": map[string]any{"a": false}, "sub": map[string]any{"on": true}}, true}, // the condition overrides tags
+			{map[string]any{"sub": map[string]any{"on": "yes"}}, true},                                    // not a boolean: ignored, with a warning
+			{map[string]any{"sub": map[string]any{"on": false}}, false},
+		} {
+			out, p := renderTree(t, c, tc.user)
+			if _, ok := out["top/charts/sub/templates/x.yaml"]; ok != tc.want {
+				t.Errorf("%v: rendered %v, want %v (warnings %v)", tc.user, ok, tc.want, p.Warnings)
+			}
+		}
+	})
+	t.Run("import-values both forms, parent wins", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml": top("  - name: sub\n    version: 1.0.0\n    repository: x\n    import-values:\n      - data\n" +
+				"      - child: cfg\n        parent: imported.cfg\n"),
+			"values.yaml":            "imported:\n  cfg:\n    b: parent\n",
+			"charts/sub/Chart.yaml":  sub,
+			"charts/sub/values.yaml": "exports:\n  data:\n    host: db\ncfg:\n  a: child\n  b: child\n",
+			"templates/x.yaml":       "{{ .Values.host }} {{ .Values.imported.cfg.a }} {{ .Values.imported.cfg.b }}",
+		})
+		out, _ := renderTree(t, c, map[string]any{})
+		if got := out["top/templates/x.yaml"]; got != "db child parent" {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("library chart: partials only, defines shared across charts", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml":                  top("  - name: lib\n    version: 0.1.0\n    repository: x\n"),
+			"charts/lib/Chart.yaml":       "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n",
+			"charts/lib/templates/_a.tpl": `{{ define "lib.name" }}lib says {{ .Chart.Name }}{{ end }}`,
+			"charts/lib/templates/b.yaml": "never rendered",
+			"templates/x.yaml":            `{{ include "lib.name" . }}`,
+		})
+		out, _ := renderTree(t, c, map[string]any{})
+		if len(out) != 1 || out["top/templates/x.yaml"] != "lib says top" {
+			t.Errorf("got %v", out)
+		}
+	})
+	t.Run("a version that does not match is left out under its alias, with a warning", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml":                  top("  - name: sub\n    version: 2.x\n    repository: x\n    alias: renamed\n"),
+			"charts/sub/Chart.yaml":       sub,
+			"charts/sub/templates/x.yaml": "{{ .Chart.Name }}",
+		})
+		out, p := renderTree(t, c, map[string]any{})
+		if out["top/charts/sub/templates/x.yaml"] != "sub" || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `the vendored "sub" does not match version "2.x"`) {
+			t.Errorf("got %v, warnings %v", out, p.Warnings)
+		}
+	})
+	t.Run("the loaded chart is not changed", func(t *testing.T) {
+		c := depChart(t, map[string]string{
+			"Chart.yaml":             top("  - name: sub\n    version: 1.0.0\n    repository: x\n    alias: a\n    import-values: [d]\n"),
+			"charts/sub/Chart.yaml":  sub,
+			"charts/sub/values.yaml": "exports:\n  d:\n    x: 1\n",
+		})
+		renderTree(t, c, map[string]any{})
+		if c.Metadata.Dependencies[0].Name != "sub" || len(c.Values) != 0 || c.Dependencies[0].Metadata.Name != "sub" {
+			t.Errorf("processing changed the chart: %+v %v", c.Metadata.Dependencies[0], c.Values)
+		}
+	})
+}
+
+// tgz builds a chart archive of the given entries (name -> content; a
+// content of "\x00link" makes a symbolic link).
+func tgz(t *testing.T, entries [][2]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, e := range entries {
+		hd := &tar.Header{Name: e[0], Mode: 0o644, Size: int64(len(e[1])), Typeflag: tar.TypeReg}
+		if e[1] == "\x00link" {
+			hd = &tar.Header{Name: e[0], Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}
+		}
+		if err := tw.WriteHeader(hd); err != nil {
+			t.Fatal(err)
+		}
+		if hd.Typeflag == tar.TypeReg {
+			tw.Write([]byte(e[1]))
+		}
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
+
+// Archives are read within the chart's limits, and entries that would
+// leave the chart or are not regular files are refused, naming the
+// archive and the entry.
+func TestLoadArchives(t *testing.T) {
+	good := tgz(t, [][2]string{{"sub/Chart.yaml", sub}, {"sub/templates/x.yaml", "{{ .Chart.Name }}"}})
+	c, err := Load(fstest.MapFS{
+		"Chart.yaml":            {Data: []byte("apiVersion: v2\nname: top\nversion: 1.0.0\n")},
+		"charts/sub-1.0.0.tgz":  {Data: good},
+		"charts/sub-1.0.0.prov": {Data: []byte("signature")},
+	})
+	if err != nil || len(c.Dependencies) != 1 || c.Dependencies[0].Templates[0].Name != "templates/x.yaml" {
+		t.Fatalf("%v %+v", err, c)
+	}
+	big := strings.Repeat("x", 1<<20)
+	var many [][2]string
+	many = append(many, [2]string{"sub/Chart.yaml", sub})
+	for i := 0; i < 70; i++ {
+		many = append(many, [2]string{"sub/files/" + strings.Repeat("f", i+1), big})
+	}
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"parent directory", tgz(t, [][2]string{{"sub/Chart.yaml", sub}, {"sub/../../evil", "x"}}), `"sub/../../evil" lies outside the archive's chart directory`},
+		{"absolute", tgz(t, [][2]string{{"/sub/Chart.yaml", sub}}), "is an absolute path"},
+		{"link", tgz(t, [][2]string{{"sub/Chart.yaml", sub}, {"sub/templates/l", "\x00link"}}), "is a link or special file"},
+		{"not gzip", []byte("plain text"), "not a gzip-compressed chart archive"},
+		{"empty", tgz(t, nil), "the archive holds no files"},
+		{"Chart.yaml at the top", tgz(t, [][2]string{{"Chart.yaml", sub}}), "Chart.yaml is not inside the archive's chart directory"},
+		{"no Chart.yaml", tgz(t, [][2]string{{"sub/values.yaml", "a: 1"}}), "top/charts/bad.tgz: Chart.yaml is missing"},
+		{"more than the chart's limit decompressed", tgz(t, many), "more than 64 MiB in all, with subcharts and archives decompressed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(fstest.MapFS{
+				"Chart.yaml":     {Data: []byte("apiVersion: v2\nname: top\nversion: 1.0.0\n")},
+				"charts/bad.tgz": {Data: tc.data},
+			})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "charts/bad.tgz") {
+				t.Errorf("error = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Subcharts nest at most MaxChartDepth levels.
+func TestLoadSubchartDepth(t *testing.T) {
+	fsys := fstest.MapFS{"Chart.yaml": {Data: []byte("apiVersion: v2\nname: top\nversion: 1.0.0\n")}}
+	p := ""
+	for i := 0; i <= MaxChartDepth; i++ {
+		p += "charts/s/"
+		fsys[p+"Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: s\nversion: 1.0.0\n")}
+	}
+	if _, err := Load(fsys); err == nil || !strings.Contains(err.Error(), "subcharts nest more than 20 levels deep") {
+		t.Errorf("error = %v", err)
+	}
+}

@@ -1,0 +1,3 @@
+{{- define "umbrella.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end }}
