@@ -493,7 +493,7 @@ func (p *processor) coalesce(n *node, dest map[string]any, merge bool) (map[stri
 		}
 		dvmap, ok := dv.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("chart %s: the values for subchart %s must be a map, not %s", n.chart.Where, redact.Quote(name), describeValue(dv))
+			return nil, fmt.Errorf("chart %s: the values for subchart %s must be a map, not %s", n.chart.Where, redact.Quote(name), values.KindOf(dv))
 		}
 		coalesceGlobals(dvmap, dest)
 		out, err := p.coalesce(sub, dvmap, merge)
@@ -503,21 +503,6 @@ func (p *processor) coalesce(n *node, dest map[string]any, merge bool) (map[stri
 		dest[name] = out
 	}
 	return dest, nil
-}
-
-func describeValue(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	default:
-		return "a number"
-	}
 }
 
 // coalesceGlobals is Helm's coalesceGlobals: the parent's global values

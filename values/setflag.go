@@ -166,7 +166,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		case []any:
 			list = existing
 		default:
-			return fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(child, "/")), kindOf(existing))
+			return fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(child, "/")), KindOf(existing))
 		}
 		list, err = p.listItem(list, i, child, depth)
 		if err != nil {
@@ -201,7 +201,7 @@ func (p *setParser) key(data map[string]any, ptr string, depth int) error {
 		case map[string]any:
 			inner = existing
 		default:
-			return fmt.Errorf("%s is %s, cannot set a key inside it", redact.Excerpt(strings.TrimPrefix(child, "/")), kindOf(existing))
+			return fmt.Errorf("%s is %s, cannot set a key inside it", redact.Excerpt(strings.TrimPrefix(child, "/")), KindOf(existing))
 		}
 		err := p.key(inner, child, depth+1)
 		if (err == nil || err == io.EOF) && len(inner) == 0 {
@@ -274,7 +274,7 @@ func (p *setParser) listItem(list []any, i int, ptr string, depth int) ([]any, e
 		if i < len(list) && list[i] != nil {
 			l, ok := list[i].([]any)
 			if !ok {
-				return list, fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(item, "/")), kindOf(list[i]))
+				return list, fmt.Errorf("%s is %s, not a list", redact.Excerpt(strings.TrimPrefix(item, "/")), KindOf(list[i]))
 			}
 			inner = l
 		}
@@ -454,8 +454,12 @@ func FromJSON(v any) (any, error) {
 	return v, nil
 }
 
-func kindOf(v any) string {
+// KindOf names a values tree node's kind for messages: "a map", "a list",
+// "a string", "a boolean", "a number" or "null".
+func KindOf(v any) string {
 	switch v.(type) {
+	case nil:
+		return "null"
 	case map[string]any:
 		return "a map"
 	case []any:
