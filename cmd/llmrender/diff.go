@@ -20,12 +20,14 @@ var errDrift = errors.New("drift")
 // runDiff renders and compares object by object with a golden file or an
 // --output-dir tree. It never writes a file.
 func runDiff(env *environment, args []string) error {
-	fs := newFlagSet(env, "diff", "diff [-f values.yaml]... [--set k=v]... --against FILE|DIR [--color auto|always|never]")
+	fs := newFlagSet(env, "diff", "diff [-f values.yaml]... [--set k=v]... [--each DIR] --against FILE|DIR [--color auto|always|never]")
 	var vf valueFlags
 	vf.register(fs)
 	against := fs.String("against", "", "golden file or --output-dir directory to compare with (required)")
 	vf.registerPostRender(fs)
 	color := fs.String("color", "auto", "auto (a terminal, unless NO_COLOR is set), always or never")
+	var each eachFlag
+	each.register(fs)
 	var rf reportFlags
 	rf.register(fs, "on stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -44,6 +46,12 @@ func runDiff(env *environment, args []string) error {
 	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
+	}
+	if each.dir != "" {
+		if info, err := os.Stat(*against); err != nil || !info.IsDir() {
+			return usagef("--each compares with a directory: --against DIR holding <name>.yaml or <name>/ per values file")
+		}
+		return diffEach(env, each, rf, req, vf.sources.Files, *against, colors)
 	}
 	rep := findingsReport(vf.sources.Files, nil, nil)
 	golden, err := readManifests(env, []string{*against})

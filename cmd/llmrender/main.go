@@ -118,7 +118,7 @@ func run(env *environment, args []string) int {
 		return exitOK
 	case errors.Is(err, pflag.ErrHelp):
 		return exitOK
-	case errors.As(err, &lintFailed{}), errors.Is(err, errDrift), errors.Is(err, errReported):
+	case errors.As(err, &lintFailed{}), errors.Is(err, errDrift), errors.Is(err, errReported), errors.Is(err, errSetsFailed):
 		return exitInvalid // the findings, the diff or the report are the message
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.stderr, "llmrender %s: %s\nRun 'llmrender help %s' for usage.\n", cmd.name, redact.Credentials(ue.msg), cmd.name)

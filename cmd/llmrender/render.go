@@ -108,11 +108,13 @@ func (v *valueFlags) check() error {
 }
 
 func runRender(env *environment, args []string) error {
-	fs := newFlagSet(env, "render", "render [-f values.yaml]... [--set k=v]... [--output-dir DIR] [--format FORMAT]")
+	fs := newFlagSet(env, "render", "render [-f values.yaml]... [--set k=v]... [--each DIR] [--output-dir DIR] [--format FORMAT]")
 	var vf valueFlags
 	vf.register(fs)
-	outDir := fs.String("output-dir", "", "write one file per object into DIR (replaced atomically) instead of stdout")
+	outDir := fs.String("output-dir", "", "write one file per object into DIR (replaced atomically) instead of stdout; with --each, DIR/<values file name>/ per set")
 	vf.registerPostRender(fs)
+	var each eachFlag
+	each.register(fs)
 	var rf reportFlags
 	rf.register(fs, "on stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -121,9 +123,15 @@ func runRender(env *environment, args []string) error {
 	if err := rf.check(); err != nil {
 		return err
 	}
+	if each.dir != "" && *outDir == "" {
+		return usagef("--each needs --output-dir: each values set is written to DIR/<its file name>/")
+	}
 	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
+	}
+	if each.dir != "" {
+		return renderEachTo(env, each, rf, req, vf.sources.Files, *outDir)
 	}
 	res, err := pipeline.Render(req)
 	if err != nil {
@@ -147,9 +155,11 @@ func runRender(env *environment, args []string) error {
 }
 
 func runValidate(env *environment, args []string) error {
-	fs := newFlagSet(env, "validate", "validate [-f values.yaml]... [--set k=v]... [--format FORMAT]")
+	fs := newFlagSet(env, "validate", "validate [-f values.yaml]... [--set k=v]... [--each DIR] [--format FORMAT]")
 	var vf valueFlags
 	vf.register(fs)
+	var each eachFlag
+	each.register(fs)
 	var rf reportFlags
 	rf.register(fs, "text on stderr, the others on stdout,")
 	if err := parseFlags(fs, args); err != nil {
@@ -161,6 +171,9 @@ func runValidate(env *environment, args []string) error {
 	req, err := vf.request(env, fs)
 	if err != nil {
 		return err
+	}
+	if each.dir != "" {
+		return validateEach(env, each, rf, req, vf.sources.Files)
 	}
 	// The report replaces "ok" on standard output, except in text.
 	dest := env.stdout

@@ -19,6 +19,16 @@ Where the steps run ("stepsInPod"):
   the accelerator pods wait for the last marker.
 */}}
 {{- define "llm.ctx" -}}
+{{- /* Every template asks for it; it depends only on the values, so it is
+computed once per render and kept on the root context, which all the
+chart's templates share within one render (in Helm as in llmrender). */ -}}
+{{- if not (hasKey . "llmCtx") -}}
+{{- $_ := set . "llmCtx" (include "llm.ctx.compute" .) -}}
+{{- end -}}
+{{- get . "llmCtx" -}}
+{{- end -}}
+
+{{- define "llm.ctx.compute" -}}
 {{- $v := .Values -}}
 {{- $m := get $v.catalog.models $v.model.name -}}
 {{- if not $m -}}
