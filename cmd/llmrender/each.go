@@ -40,6 +40,10 @@ type valuesSet struct {
 	name string // the file's name without its extension: its output's name
 	res  *pipeline.Result
 	err  error
+	// What diff found, kept once the set's objects are dropped.
+	diff    string
+	summary string
+	drift   []report.Finding
 }
 
 // eachFiles lists the values files directly in dir, sorted; two files
@@ -72,7 +76,10 @@ func eachFiles(dir string) ([]valuesSet, error) {
 
 // renderEach renders every set of an --each directory: req's values with
 // the set's file last. Renders run on every core; results keep file order.
-func renderEach(env *environment, e eachFlag, req pipeline.Request) ([]valuesSet, error) {
+// use, when given, runs on each successful render as soon as it is done
+// (on the render's goroutine); the set's objects are dropped after it, so
+// a directory of any size is held as findings and diffs, not objects.
+func renderEach(env *environment, e eachFlag, req pipeline.Request, use func(*valuesSet)) ([]valuesSet, error) {
 	if slices.Contains(req.Sources.Files, "-") {
 		return nil, usagef("--each: standard input (-f -) can be read only once; name a file")
 	}
@@ -90,6 +97,12 @@ func renderEach(env *environment, e eachFlag, req pipeline.Request) ([]valuesSet
 				r := req
 				r.Sources.Files = append(slices.Clone(req.Sources.Files), sets[i].file)
 				sets[i].res, sets[i].err = pipeline.Render(r)
+				if sets[i].err == nil && use != nil {
+					use(&sets[i])
+				}
+				if r := sets[i].res; r != nil {
+					sets[i].res = &pipeline.Result{Warnings: r.Warnings, Waived: r.Waived, Notices: r.Notices}
+				}
 			}
 		}()
 	}
@@ -177,17 +190,14 @@ func finishEach(env *environment, rf reportFlags, dest *bytes.Buffer, shared []s
 // replaced atomically); a set that fails writes nothing and leaves its
 // previous output as it was.
 func renderEachTo(env *environment, e eachFlag, rf reportFlags, req pipeline.Request, shared []string, outDir string) error {
-	sets, err := renderEach(env, e, req)
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("--output-dir: %v", err)
 	}
-	for i, s := range sets {
-		if s.err == nil {
-			sets[i].err = output.WriteDir(filepath.Join(outDir, s.name), s.res.Objects)
-		}
+	sets, err := renderEach(env, e, req, func(s *valuesSet) {
+		s.err = output.WriteDir(filepath.Join(outDir, s.name), s.res.Objects)
+	})
+	if err != nil {
+		return err
 	}
 	var buf bytes.Buffer
 	err = finishEach(env, rf, &buf, shared, sets)
@@ -198,7 +208,7 @@ func renderEachTo(env *environment, e eachFlag, rf reportFlags, req pipeline.Req
 // validateEach checks every set: "FILE: ok" on standard output for each
 // that passes in text, or one report in the other formats.
 func validateEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Request, shared []string) error {
-	sets, err := renderEach(env, e, req)
+	sets, err := renderEach(env, e, req, nil)
 	if err != nil {
 		return err
 	}
@@ -219,35 +229,43 @@ func validateEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Req
 // <name>.yaml, else the --output-dir tree <name>/. Drift in any set is
 // drift (exit 1), each set's diff under its own summary line.
 func diffEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Request, shared []string, against string, colors textdiff.Colors) error {
-	sets, err := renderEach(env, e, req)
-	if err != nil {
-		return err
-	}
-	drifted := 0
-	var drift []report.Finding
-	for i, s := range sets {
-		if s.err != nil {
-			continue
-		}
+	sets, err := renderEach(env, e, req, func(s *valuesSet) {
 		golden := filepath.Join(against, s.name+".yaml")
 		if _, err := os.Stat(golden); err != nil {
 			golden = filepath.Join(against, s.name)
 		}
 		objs, err := readManifests(env, []string{golden})
-		if err == nil {
-			var d objectDiff
-			if d, err = diffObjects(objs, s.res.Objects, colors); err == nil {
-				env.stdout.Write([]byte(d.text))
-				if d.changed+d.added+d.removed == 0 {
-					fmt.Fprintf(env.stderr, "%s: no drift: %d object(s) match %s\n", s.file, d.same, golden)
-				} else {
-					drifted++
-					drift = append(drift, d.drift...)
-					fmt.Fprintf(env.stderr, "%s: drift from %s: %d changed, %d added, %d removed, %d unchanged\n", s.file, golden, d.changed, d.added, d.removed, d.same)
-				}
-			}
+		if err != nil {
+			s.err = err
+			return
 		}
-		sets[i].err = err
+		d, err := diffObjects(objs, s.res.Objects, colors)
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.diff, s.drift = d.text, d.drift
+		if d.changed+d.added+d.removed == 0 {
+			s.summary = fmt.Sprintf("%s: no drift: %d object(s) match %s", s.file, d.same, golden)
+		} else {
+			s.summary = fmt.Sprintf("%s: drift from %s: %d changed, %d added, %d removed, %d unchanged", s.file, golden, d.changed, d.added, d.removed, d.same)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	drifted := 0
+	var drift []report.Finding
+	for _, s := range sets {
+		if s.err != nil {
+			continue
+		}
+		env.stdout.Write([]byte(s.diff))
+		fmt.Fprintln(env.stderr, s.summary)
+		if len(s.drift) > 0 {
+			drifted++
+			drift = append(drift, s.drift...)
+		}
 	}
 	var buf bytes.Buffer
 	err = finishEach(env, rf, &buf, shared, sets, drift...)
