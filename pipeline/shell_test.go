@@ -136,4 +136,3 @@ func walkAllContainers(v any, fn func(map[string]any)) {
 		}
 	}
 }
-
