@@ -71,11 +71,11 @@ func runDiff(env *environment, args []string) error {
 	if _, err := env.stdout.Write([]byte(d.text)); err != nil {
 		return err
 	}
-	if d.changed+d.added+d.removed == 0 {
+	if !d.drifted() {
 		if err := rf.emit(env.stderr, rep, nil); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stderr, "no drift: %d object(s) match %s\n", d.same, *against)
+		fmt.Fprintln(env.stderr, d.summary(*against))
 		return nil
 	}
 	// Drift is a finding too, for the formats that annotate files: on the
@@ -86,7 +86,7 @@ func runDiff(env *environment, args []string) error {
 	if err := rf.emit(env.stderr, rep, errDrift); !errors.Is(err, errDrift) {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "drift from %s: %d changed, %d added, %d removed, %d unchanged\n", *against, d.changed, d.added, d.removed, d.same)
+	fmt.Fprintln(env.stderr, d.summary(*against))
 	return errDrift
 }
 
@@ -94,6 +94,16 @@ type objectDiff struct {
 	text                          string
 	same, changed, added, removed int
 	drift                         []report.Finding // one per changed, added or removed object
+}
+
+func (d objectDiff) drifted() bool { return d.changed+d.added+d.removed > 0 }
+
+// summary is the line diff ends with, comparing with golden.
+func (d objectDiff) summary(golden string) string {
+	if !d.drifted() {
+		return fmt.Sprintf("no drift: %d object(s) match %s", d.same, golden)
+	}
+	return fmt.Sprintf("drift from %s: %d changed, %d added, %d removed, %d unchanged", golden, d.changed, d.added, d.removed, d.same)
 }
 
 // driftFinding is an object that differs, placed in the golden file.

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -146,7 +146,7 @@ var errSetsFailed = errors.New("values sets failed")
 // finishEach prints what the sets found: in text, each set's warnings and
 // error under its file's name; in the other formats one report. It
 // returns errSetsFailed when a set failed.
-func finishEach(env *environment, rf reportFlags, dest *bytes.Buffer, shared []string, sets []valuesSet, extra ...report.Finding) error {
+func finishEach(env *environment, rf reportFlags, dest io.Writer, shared []string, sets []valuesSet, extra ...report.Finding) error {
 	failed := 0
 	for _, s := range sets {
 		if s.err != nil {
@@ -160,16 +160,7 @@ func finishEach(env *environment, rf reportFlags, dest *bytes.Buffer, shared []s
 		if failed > 0 {
 			err = errSetsFailed
 		}
-		if werr := rf.writer.Write(dest, rep); werr != nil {
-			return werr
-		}
-		if rf.file != "" {
-			if werr := output.WriteFile(rf.file, dest.Bytes()); werr != nil {
-				return fmt.Errorf("--report-file: %v", werr)
-			}
-			dest.Reset()
-		}
-		return err
+		return rf.emit(dest, rep, err)
 	}
 	for _, s := range sets {
 		if s.err != nil {
@@ -199,10 +190,7 @@ func renderEachTo(env *environment, e eachFlag, rf reportFlags, req pipeline.Req
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	err = finishEach(env, rf, &buf, shared, sets)
-	env.stderr.Write(buf.Bytes())
-	return err
+	return finishEach(env, rf, env.stderr, shared, sets)
 }
 
 // validateEach checks every set: "FILE: ok" on standard output for each
@@ -212,9 +200,7 @@ func validateEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Req
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	err = finishEach(env, rf, &buf, shared, sets)
-	env.stdout.Write(buf.Bytes())
+	err = finishEach(env, rf, env.stdout, shared, sets)
 	if rf.plainText() {
 		for _, s := range sets {
 			if s.err == nil {
@@ -244,17 +230,11 @@ func diffEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Request
 			s.err = err
 			return
 		}
-		s.diff, s.drift = d.text, d.drift
-		if d.changed+d.added+d.removed == 0 {
-			s.summary = fmt.Sprintf("%s: no drift: %d object(s) match %s", s.file, d.same, golden)
-		} else {
-			s.summary = fmt.Sprintf("%s: drift from %s: %d changed, %d added, %d removed, %d unchanged", s.file, golden, d.changed, d.added, d.removed, d.same)
-		}
+		s.diff, s.drift, s.summary = d.text, d.drift, s.file+": "+d.summary(golden)
 	})
 	if err != nil {
 		return err
 	}
-	drifted := 0
 	var drift []report.Finding
 	for _, s := range sets {
 		if s.err != nil {
@@ -262,15 +242,10 @@ func diffEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Request
 		}
 		env.stdout.Write([]byte(s.diff))
 		fmt.Fprintln(env.stderr, s.summary)
-		if len(s.drift) > 0 {
-			drifted++
-			drift = append(drift, s.drift...)
-		}
+		drift = append(drift, s.drift...)
 	}
-	var buf bytes.Buffer
-	err = finishEach(env, rf, &buf, shared, sets, drift...)
-	env.stderr.Write(buf.Bytes())
-	if err == nil && drifted > 0 {
+	err = finishEach(env, rf, env.stderr, shared, sets, drift...)
+	if err == nil && len(drift) > 0 {
 		return errDrift
 	}
 	return err

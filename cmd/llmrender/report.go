@@ -62,7 +62,7 @@ func (rf *reportFlags) emit(dest io.Writer, rep *report.Report, err error) error
 		}
 		return err
 	}
-	if err != nil && !errors.Is(err, errDrift) {
+	if err != nil && !reportedOutcome(err) {
 		var lf lintFailed
 		if !errors.As(err, &lf) {
 			rep.AddError(err)
@@ -81,7 +81,7 @@ func (rf *reportFlags) emit(dest io.Writer, rep *report.Report, err error) error
 	if _, werr := dest.Write(buf.Bytes()); werr != nil {
 		return werr
 	}
-	if err == nil || errors.Is(err, errDrift) {
+	if err == nil || reportedOutcome(err) {
 		return err
 	}
 	var lf lintFailed
@@ -89,6 +89,12 @@ func (rf *reportFlags) emit(dest io.Writer, rep *report.Report, err error) error
 		return err
 	}
 	return errReported
+}
+
+// reportedOutcome tells whether err is an outcome the report itself
+// states (drift, failed values sets), not an error to add to it.
+func reportedOutcome(err error) bool {
+	return errors.Is(err, errDrift) || errors.Is(err, errSetsFailed)
 }
 
 // findingsReport is a report of a render's warnings and waivers.
