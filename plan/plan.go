@@ -154,10 +154,17 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	return p, nil
 }
 
-func meta(o rules.Object, key string) map[string]any {
-	m, _ := o.Doc["metadata"].(map[string]any)
-	v, _ := m[key].(map[string]any)
-	return v
+func meta(o rules.Object, key string) map[string]any { return mapAt(o.Doc, "metadata", key) }
+
+// mapAt is the map at path in v, or nil where the path ends early or
+// meets something else.
+func mapAt(v any, path ...string) map[string]any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	m, _ := v.(map[string]any)
+	return m
 }
 
 func name(o rules.Object) string {
@@ -248,15 +255,16 @@ func steps(objs []rules.Object) []Step {
 			continue
 		}
 		s := byName[componentOf[fmt.Sprintf("TrainJob/%s", name(o))]]
-		ref, _ := o.Doc["spec"].(map[string]any)["runtimeRef"].(map[string]any)
+		ref := mapAt(o.Doc, "spec", "runtimeRef")
+		nodes, hasNodes := mapAt(o.Doc, "spec", "trainer")["numNodes"].(int64)
 		for _, rt := range objs {
 			if rt.Doc["kind"] != fmt.Sprint(ref["kind"]) || name(rt) != fmt.Sprint(ref["name"]) {
 				continue
 			}
 			for _, pc := range acceleratorPods(rules.Compute(rt)) {
 				pc.Path = fmt.Sprintf("%v/%s %s", rt.Doc["kind"], name(rt), pc.Path)
-				if n, ok := o.Doc["spec"].(map[string]any)["trainer"].(map[string]any)["numNodes"].(int64); ok {
-					pc.Replicas = n
+				if hasNodes {
+					pc.Replicas = nodes
 				}
 				s.Pods = append(s.Pods, pc)
 			}

@@ -47,3 +47,20 @@ func TestSteps(t *testing.T) {
 		}
 	}
 }
+
+// A TrainJob whose spec is not what the chart writes (an overlay changed
+// it, or it has none) has no pods in the plan, and no panic.
+func TestStepsOfAMalformedTrainJob(t *testing.T) {
+	for _, spec := range []any{nil, "a string", map[string]any{"runtimeRef": "x", "trainer": []any{}}} {
+		tj := object("TrainJob", "llm", "run", "1", "", "")
+		if spec != nil {
+			tj.Doc["spec"] = spec
+		}
+		got := steps([]rules.Object{tj, object("TrainingRuntime", "llm", "runtime", "0", "", "")})
+		for _, s := range got {
+			if len(s.Pods) != 0 {
+				t.Errorf("spec %v: step %s has pods %v", spec, s.Name, s.Pods)
+			}
+		}
+	}
+}
