@@ -97,7 +97,7 @@ func sharedRuntime(w *Workload, pos *values.Positions, runtime string) []Finding
 		plugin = str(w.V, "catalog", "fabrics", kind, "plugin")
 	}
 	switch {
-	case kind == "gpudirect-tcpx" || kind == "gpudirect-tcpxo":
+	case kind != "" && fabricHasDaemon(w, kind):
 		needs = append(needs, kind+"'s receive daemon (a native sidecar)")
 	case kind == "gpudirect-rdma" && plugin == "pod":
 		needs = append(needs, "the NCCL plugin installer (an init container)")
