@@ -87,14 +87,18 @@ func TestMatrix(t *testing.T) {
 	}
 }
 
-// walkContainers calls fn for every container in any pod template of doc.
+// walkContainers calls fn for every container and init container in any
+// pod template of doc.
 func walkContainers(v any, fn func(map[string]any)) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if k == "containers" {
-				for _, c := range e.([]any) {
-					fn(c.(map[string]any))
+			if k == "containers" || k == "initContainers" {
+				l, _ := e.([]any)
+				for _, c := range l {
+					if m, ok := c.(map[string]any); ok {
+						fn(m)
+					}
 				}
 				continue
 			}

@@ -74,9 +74,9 @@ func TestShellScriptsQuoteArguments(t *testing.T) {
 						scripts = append(scripts, ep)
 					}
 				}
-				walkAllContainers(o.Doc, func(ctr map[string]any) {
-					cmd := strings_(ctr["command"])
-					cmd = append(cmd, strings_(ctr["args"])...)
+				walkContainers(o.Doc, func(ctr map[string]any) {
+					cmd := stringsOf(ctr["command"])
+					cmd = append(cmd, stringsOf(ctr["args"])...)
 					shell := len(cmd) >= 3 && slices.Contains([]string{"sh", "bash", "/bin/sh", "/bin/bash"}, cmd[0]) && cmd[1] == "-c"
 					if shell {
 						scripts = append(scripts, cmd[2])
@@ -105,34 +105,12 @@ func TestShellScriptsQuoteArguments(t *testing.T) {
 	t.Logf("%d scripts parsed by bash -n, %d argument lists compared", checked, passedOn)
 }
 
-func strings_(v any) []string {
+// stringsOf is a list of the YAML tree as strings.
+func stringsOf(v any) []string {
+	l, _ := v.([]any)
 	var out []string
-	for _, e := range asList(v) {
+	for _, e := range l {
 		out = append(out, fmt.Sprint(e))
 	}
 	return out
-}
-
-func asList(v any) []any { l, _ := v.([]any); return l }
-
-// walkAllContainers calls fn for every container and init container.
-func walkAllContainers(v any, fn func(map[string]any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if k == "containers" || k == "initContainers" {
-				for _, c := range asList(e) {
-					if m, ok := c.(map[string]any); ok {
-						fn(m)
-					}
-				}
-				continue
-			}
-			walkAllContainers(e, fn)
-		}
-	case []any:
-		for _, e := range x {
-			walkAllContainers(e, fn)
-		}
-	}
 }
