@@ -85,7 +85,12 @@ imagePullSecrets:
   {{- end }}
 {{- end }}
 {{- $selector := get . "nodeSelector" }}
-{{- if or (get . "accelerator") (and (get . "colocate") $c.singleNode) }}{{ $selector = $c.acc.nodeSelector }}{{ end }}
+{{- /* A claim this release creates is provisioned where its first pod
+runs (zonal disks and zonal file shares alike): a helper that mounts it
+with no placement of its own runs on the accelerator nodes, so whichever
+pod comes first, the volume is made in their zone. */ -}}
+{{- $makesClaim := and $v.storage.create (ne (toString (get . "data")) "false") (not (hasKey . "nodeSelector")) }}
+{{- if or (get . "accelerator") (and (get . "colocate") $c.singleNode) $makesClaim }}{{ $selector = $c.acc.nodeSelector }}{{ end }}
 {{- with $selector }}
 nodeSelector:
   {{- toYaml . | nindent 2 }}
