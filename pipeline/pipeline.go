@@ -196,8 +196,7 @@ func processValues(req Request) (*processed, error) {
 	if err != nil {
 		return nil, err
 	}
-	pos := values.NewPositions()
-	overlayDefaults(pos, proc.Chart, "")
+	pos := defaultPositions(proc.Chart)
 	pos.Overlay(userPos)
 	for _, l := range req.Layers {
 		pos.Overlay(l.Positions)
@@ -217,13 +216,23 @@ func processValues(req Request) (*processed, error) {
 	return out, nil
 }
 
-// overlayDefaults records where each chart of the tree wrote its defaults,
-// under the pointer of its part of the values.
-func overlayDefaults(pos *values.Positions, c *renderer.Chart, prefix string) {
+// defaultPositions records where each chart of the tree wrote its
+// defaults, under the pointer of its part of the values. A chart's own
+// values file wins over its subcharts' (as its values do): the top chart's
+// positions are the shared base, and each subchart's fill in only what its
+// parents left unsaid.
+func defaultPositions(c *renderer.Chart) *values.Positions {
+	pos := values.NewPositionsOver(c.ValuesPositions)
+	fillDependencies(pos, c, "")
+	return pos
+}
+
+func fillDependencies(pos *values.Positions, c *renderer.Chart, prefix string) {
 	for _, d := range c.Dependencies {
-		overlayDefaults(pos, d, prefix+values.Pointer(d.Metadata.Name))
+		sub := prefix + values.Pointer(d.Metadata.Name)
+		pos.FillAt(sub, d.ValuesPositions)
+		fillDependencies(pos, d, sub)
 	}
-	pos.OverlayAt(prefix, c.ValuesPositions)
 }
 
 // validate checks each chart's part of the values against that chart's

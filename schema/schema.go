@@ -240,7 +240,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 				continue
 			}
 			child := e.InstanceLocation + "/" + values.EscapePointer(name)
-			if loc, ok := pos.Keys[child]; ok {
+			if loc, ok := pos.KeyAt(child); ok {
 				out = append(out, Violation{Where: loc, Known: true, Pointer: child,
 					Message: fmt.Sprintf("%s is required; null here removes the chart's default", name)})
 				continue

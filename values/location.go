@@ -32,9 +32,16 @@ func (l Location) String() string {
 // Positions maps a JSON pointer ("/a/b/0") to where the value at that pointer
 // was written. Keys holds where a map key was written, for errors about the key
 // itself (unknown or misspelt keys).
+//
+// Positions may lie over a base (a chart's own defaults, shared by every
+// render of it and never written through this): what Values and Keys hold
+// wins, and anything they lack is looked up in the base. A chart's defaults
+// hold thousands of positions; copying them for each render cost more than
+// the rest of reading the values.
 type Positions struct {
 	Values map[string]Location
 	Keys   map[string]Location
+	base   *Positions
 }
 
 // NewPositions returns empty positions.
@@ -42,14 +49,68 @@ func NewPositions() *Positions {
 	return &Positions{Values: map[string]Location{}, Keys: map[string]Location{}}
 }
 
+// NewPositionsOver returns empty positions over base, which is only read.
+func NewPositionsOver(base *Positions) *Positions {
+	p := NewPositions()
+	p.base = base
+	return p
+}
+
 // Overlay records every position of other over p: a later source wins.
-func (p *Positions) Overlay(other *Positions) {
+func (p *Positions) Overlay(other *Positions) { p.OverlayAt("", other) }
+
+// OverlayAt records every position of other, whose pointers start at the
+// top of other's own values, under prefix (a JSON pointer, "" for the top).
+func (p *Positions) OverlayAt(prefix string, other *Positions) {
+	if other == nil {
+		return
+	}
+	p.OverlayAt(prefix, other.base)
 	for k, v := range other.Values {
-		p.Values[k] = v
+		p.Values[prefix+k] = v
 	}
 	for k, v := range other.Keys {
-		p.Keys[k] = v
+		p.Keys[prefix+k] = v
 	}
+}
+
+// FillAt is OverlayAt for positions that yield to those p already holds:
+// only pointers p knows nothing about are recorded.
+func (p *Positions) FillAt(prefix string, other *Positions) {
+	if other == nil {
+		return
+	}
+	for k, v := range other.Values {
+		if _, ok := p.ValueAt(prefix + k); !ok {
+			p.Values[prefix+k] = v
+		}
+	}
+	for k, v := range other.Keys {
+		if _, ok := p.KeyAt(prefix + k); !ok {
+			p.Keys[prefix+k] = v
+		}
+	}
+	p.FillAt(prefix, other.base)
+}
+
+// ValueAt is where the value at exactly pointer was written.
+func (p *Positions) ValueAt(pointer string) (Location, bool) {
+	for q := p; q != nil; q = q.base {
+		if loc, ok := q.Values[pointer]; ok {
+			return loc, true
+		}
+	}
+	return Location{}, false
+}
+
+// KeyAt is where the key naming exactly pointer was written.
+func (p *Positions) KeyAt(pointer string) (Location, bool) {
+	for q := p; q != nil; q = q.base {
+		if loc, ok := q.Keys[pointer]; ok {
+			return loc, true
+		}
+	}
+	return Location{}, false
 }
 
 // Lookup finds where the value at pointer came from. If the exact pointer was
@@ -57,7 +118,7 @@ func (p *Positions) Overlay(other *Positions) {
 // nearest recorded ancestor. ok is false when nothing on the path is known.
 func (p *Positions) Lookup(pointer string) (Location, bool) {
 	for ptr := pointer; ; {
-		if loc, ok := p.Values[ptr]; ok {
+		if loc, ok := p.ValueAt(ptr); ok {
 			return loc, true
 		}
 		if ptr == "" {
@@ -68,9 +129,9 @@ func (p *Positions) Lookup(pointer string) (Location, bool) {
 }
 
 // LookupKey finds where the key that names pointer was written, falling back
-// to the value position.
+// to where its value was.
 func (p *Positions) LookupKey(pointer string) (Location, bool) {
-	if loc, ok := p.Keys[pointer]; ok {
+	if loc, ok := p.KeyAt(pointer); ok {
 		return loc, true
 	}
 	return p.Lookup(pointer)
@@ -98,26 +159,15 @@ func childPointer(parent, key string) string { return parent + "/" + EscapePoint
 
 func indexPointer(parent string, i int) string { return parent + "/" + strconv.Itoa(i) }
 
-// OverlayAt records every position of other, whose pointers start at the
-// top of other's own values, under prefix (a JSON pointer, "" for the top).
-func (p *Positions) OverlayAt(prefix string, other *Positions) {
-	if other == nil {
-		return
-	}
-	for k, v := range other.Values {
-		p.Values[prefix+k] = v
-	}
-	for k, v := range other.Keys {
-		p.Keys[prefix+k] = v
-	}
-}
-
 // Sub returns the positions under prefix, with pointers relative to it.
 func (p *Positions) Sub(prefix string) *Positions {
 	if prefix == "" {
 		return p
 	}
 	out := NewPositions()
+	if p.base != nil {
+		out = p.base.Sub(prefix)
+	}
 	for k, v := range p.Values {
 		if rest, ok := strings.CutPrefix(k, prefix); ok && (rest == "" || rest[0] == '/') {
 			out.Values[rest] = v
