@@ -9,6 +9,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/llmrender/llmrender/charts/llm"
@@ -26,6 +28,9 @@ type Chart struct {
 
 	subMu      sync.Mutex
 	subSchemas map[string]func() (*schema.Schema, error) // subcharts' schemas by their place in the loaded tree
+
+	validMu       sync.Mutex
+	validDefaults map[string]bool // top-level keys whose default value the top schema accepts, learnt from renders
 }
 
 var (
@@ -251,7 +256,13 @@ func (c *Chart) validate(tree *renderer.Chart, vals map[string]any, pos *values.
 	}
 	var out schema.Violations
 	if s != nil {
-		for _, v := range s.Validate(vals, pos.Sub(prefix)) {
+		var vs schema.Violations
+		if prefix == "" {
+			vs = c.validateTop(s, vals, pos)
+		} else {
+			vs = s.Validate(vals, pos.Sub(prefix))
+		}
+		for _, v := range vs {
 			v.Pointer = prefix + v.Pointer
 			if prefix != "" {
 				v.Message = "(schema of " + tree.Where + ") " + v.Message
@@ -275,6 +286,39 @@ func (c *Chart) validate(tree *renderer.Chart, vals map[string]any, pos *values.
 		out = append(out, vs...)
 	}
 	return out, nil
+}
+
+// validateTop validates the values with the top chart's schema, without
+// walking again a top-level value that is the chart's own default and has
+// passed before: the catalog of defaults, say, which few values files
+// change, is most of what a render would validate.
+func (c *Chart) validateTop(s *schema.Schema, vals map[string]any, pos *values.Positions) schema.Violations {
+	var unchanged, skip []string
+	c.validMu.Lock()
+	for _, k := range values.SortedKeys(vals) {
+		if d, ok := c.Values[k]; ok && values.Equal(vals[k], d) {
+			unchanged = append(unchanged, k)
+			if c.validDefaults[k] {
+				skip = append(skip, k)
+			}
+		}
+	}
+	c.validMu.Unlock()
+	vs := s.ValidateSkipping(vals, pos, skip)
+	c.validMu.Lock()
+	defer c.validMu.Unlock()
+	if c.validDefaults == nil {
+		c.validDefaults = map[string]bool{}
+	}
+	for _, k := range unchanged {
+		under := values.Pointer(k)
+		if !slices.ContainsFunc(vs, func(v schema.Violation) bool {
+			return v.Pointer == under || strings.HasPrefix(v.Pointer, under+"/") || v.Pointer == ""
+		}) {
+			c.validDefaults[k] = true
+		}
+	}
+	return vs
 }
 
 // subSchema compiles a subchart's schema once per process.

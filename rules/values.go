@@ -347,6 +347,9 @@ func gatedDownload(w *Workload, pos *values.Positions) []Finding {
 // (rule LR009). It applies to any chart's values, so it runs before the
 // schema: a pasted token is the first thing to hear about.
 func Credentials(v map[string]any, pos *values.Positions) []Finding {
+	if !holdsCredential(v) {
+		return nil // the common case, found without building a pointer for every value
+	}
 	fs := secretsInValues(v, pos, "")
 	sortFindings(fs)
 	return fs
@@ -386,6 +389,28 @@ func secretsInValues(v any, pos *values.Positions, ptr string) []Finding {
 		}
 	}
 	return nil
+}
+
+// holdsCredential tells whether any key or string of v is a credential.
+func holdsCredential(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if _, found := redact.Find(k); found || holdsCredential(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if holdsCredential(e) {
+				return true
+			}
+		}
+	case string:
+		_, found := redact.Find(x)
+		return found
+	}
+	return false
 }
 
 func credential(s string, pos *values.Positions, ptr string) (Finding, bool) {

@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -35,7 +37,14 @@ type Schema struct {
 	source   []byte
 	rawOnce  sync.Once
 	raw      any // the decoded schema document, to explain errors; decoded on the first error
+
+	skipping sync.Map     // the compiled schema without some top-level properties' schemas, by their names (see ValidateSkipping)
+	skips    atomic.Int32 // entries of skipping, at most maxSkipping
 }
+
+// maxSkipping bounds the variants of the schema kept: a process that
+// renders many values files sees a few sets of untouched properties.
+const maxSkipping = 64
 
 // Compile compiles a values.schema.json document. A $ref may name another
 // file of the chart by its path relative to the chart root (files, by
@@ -120,7 +129,49 @@ func (vs Violations) Error() string {
 // Validate checks vals and returns all violations (nil when valid). pos maps
 // pointers back to where each value was written.
 func (s *Schema) Validate(vals map[string]any, pos *values.Positions) Violations {
-	err := s.compiled.Validate(vals)
+	return s.validate(s.compiled, vals, pos)
+}
+
+// ValidateSkipping is Validate with the schemas of the named top-level
+// properties taken as satisfied: the caller knows their values are valid
+// (the same values passed before). Every other keyword still applies to
+// the whole of vals, so what is skipped is only the walk of those values
+// (a chart's catalog of defaults is most of what a render validates).
+func (s *Schema) ValidateSkipping(vals map[string]any, pos *values.Positions, skip []string) Violations {
+	if len(skip) == 0 || len(s.compiled.Properties) == 0 {
+		return s.Validate(vals, pos)
+	}
+	key := strings.Join(skip, "\x00")
+	c, ok := s.skipping.Load(key)
+	if !ok {
+		t, err := satisfied()
+		if err != nil {
+			return s.Validate(vals, pos)
+		}
+		cp := *s.compiled
+		cp.Properties = maps.Clone(s.compiled.Properties)
+		for _, name := range skip {
+			if _, ok := cp.Properties[name]; ok {
+				cp.Properties[name] = t
+			}
+		}
+		c = &cp
+		if s.skips.Load() < maxSkipping {
+			if _, loaded := s.skipping.LoadOrStore(key, c); !loaded {
+				s.skips.Add(1)
+			}
+		}
+	}
+	return s.validate(c.(*jsonschema.Schema), vals, pos)
+}
+
+// satisfied is the schema true, which every value satisfies.
+var satisfied = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	return jsonschema.CompileString("satisfied.json", "true")
+})
+
+func (s *Schema) validate(compiled *jsonschema.Schema, vals map[string]any, pos *values.Positions) Violations {
+	err := compiled.Validate(vals)
 	if err == nil {
 		return nil
 	}

@@ -128,3 +128,29 @@ func TestRefsStayInsideTheChart(t *testing.T) {
 		}
 	}
 }
+
+// ValidateSkipping takes only the named properties' own schemas as
+// satisfied: the others, and the top's own keywords, still apply.
+func TestValidateSkipping(t *testing.T) {
+	s, err := Compile([]byte(`{"type": "object", "required": ["a", "b"], "additionalProperties": false,
+		"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]any{"a": "x", "b": 1}
+	for _, c := range []struct {
+		skip []string
+		vals map[string]any
+		want string
+	}{
+		{nil, bad, "/a: expected integer, but got string\n/b: expected string, but got number"},
+		{[]string{"a"}, bad, "/b: expected string, but got number"},
+		{[]string{"a", "b"}, bad, ""},
+		{[]string{"a", "b"}, map[string]any{"a": 1, "c": 2}, "/: missing required key \"b\"\n/c: unknown key"},
+	} {
+		got := s.ValidateSkipping(c.vals, values.NewPositions(), c.skip).Error()
+		if !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("skipping %v: got %q, want %q", c.skip, got, c.want)
+		}
+	}
+}

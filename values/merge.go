@@ -1,6 +1,9 @@
 package values
 
-import "sort"
+import (
+	"reflect"
+	"sort"
+)
 
 // Overlay merges src into dst the way Helm merges -f files: maps merge key by
 // key, everything else (lists included) is replaced by the later value, and an
@@ -73,6 +76,39 @@ func DeepCopy(v any) any {
 		return l
 	default:
 		return v
+	}
+}
+
+// Equal tells whether two values trees are the same: maps with the same
+// keys, lists of the same length, and scalars of the same type and value.
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, e := range x {
+			if f, ok := y[k]; !ok || !Equal(e, f) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case nil, string, bool, int, int64, uint64, float64:
+		return a == b // both dynamic type and value
+	default:
+		return reflect.DeepEqual(a, b)
 	}
 }
 

@@ -36,9 +36,42 @@ var credentials = []credential{
 	{[]string{"://"}, lazy.Regexp(`(?i)https?://[^\s]*[?&](x-amz-signature|signature|sig|policy|key-pair-id|x-goog-signature)=[^\s]*`), "a signed URL"},
 }
 
+// hintStart marks the first byte of every hint, so that MayHold reads a
+// string once instead of searching it for each hint in turn.
+var hintStart = func() (starts [256]bool) {
+	for _, c := range credentials {
+		for _, h := range c.hints {
+			starts[h[0]] = true
+		}
+	}
+	return starts
+}()
+
+// MayHold tells whether s contains a hint of any credential: when it does
+// not, s holds none. It is the cheap test for walking many strings (a
+// chart's values), most of which hold nothing.
+func MayHold(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !hintStart[s[i]] {
+			continue
+		}
+		for _, c := range credentials {
+			for _, h := range c.hints {
+				if strings.HasPrefix(s[i:], h) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Find tells whether s holds a credential, and what kind ("a GitHub
 // token").
 func Find(s string) (what string, found bool) {
+	if !MayHold(s) {
+		return "", false
+	}
 	for _, c := range credentials {
 		if hinted(s, c) && c.re().MatchString(s) {
 			return c.what, true
