@@ -39,6 +39,10 @@ func FileName(i int, o *renderer.Object) string {
 	return name + ".yaml"
 }
 
+// FileHeader is the line a file of WriteDir starts with: the template the
+// object came from, as helm template's stream says it.
+func FileHeader(o *renderer.Object) string { return "# Source: " + o.Source + "\n" }
+
 // maxFileName is NAME_MAX on Linux and macOS: bytes, and FileName's names
 // are ASCII.
 const maxFileName = 255
@@ -92,7 +96,7 @@ func WriteDir(dir string, objs []*renderer.Object) (err error) {
 		if err != nil {
 			return err
 		}
-		content := append([]byte("# Source: "+o.Source+"\n"), data...)
+		content := append([]byte(FileHeader(o)), data...)
 		if err := os.WriteFile(filepath.Join(tmp, FileName(i, o)), content, 0o644); err != nil {
 			return fmt.Errorf("output directory %s: %w", dir, err)
 		}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/report"
@@ -115,6 +118,57 @@ func driftFinding(file string, line int, o *renderer.Object, what string) report
 		f.Where = fmt.Sprintf("%s:%d", file, line)
 	}
 	return f
+}
+
+// diffWritten compares the golden files read from golden (a file or a
+// directory) with the rendered objects. Goldens are most often what
+// llmrender itself wrote and unchanged since: when they are byte for byte
+// what render would write now (its stream, or --output-dir's file per
+// object), nothing has drifted, and neither side is parsed nor encoded
+// again; otherwise the objects are compared one by one.
+func diffWritten(golden string, files []renderer.Rendered, rendered []*renderer.Object, c textdiff.Colors) (objectDiff, error) {
+	same, err := writtenAs(golden, files, rendered)
+	if err != nil {
+		return objectDiff{}, err
+	}
+	if same {
+		return objectDiff{same: len(rendered)}, nil
+	}
+	objs, err := renderer.ReadManifests(files)
+	if err != nil {
+		return objectDiff{}, err
+	}
+	return diffObjects(objs, rendered, c)
+}
+
+// writtenAs tells whether files are exactly what render writes for objs:
+// one file named golden holding the stream, or, under the directory golden,
+// one file per object as --output-dir names and writes it.
+func writtenAs(golden string, files []renderer.Rendered, objs []*renderer.Object) (bool, error) {
+	if len(files) == 1 && files[0].Name == golden {
+		var buf bytes.Buffer
+		if err := renderer.WriteStream(&buf, objs); err != nil {
+			return false, err
+		}
+		return files[0].Text == buf.String(), nil
+	}
+	if len(files) != len(objs) {
+		return false, nil
+	}
+	for i, o := range objs {
+		f := files[i] // sorted by name, as output.FileName's sequence numbers are
+		if f.Name != filepath.Join(golden, output.FileName(i, o)) {
+			return false, nil
+		}
+		data, err := renderer.EncodeObject(o)
+		if err != nil {
+			return false, err
+		}
+		if f.Text != output.FileHeader(o)+string(data) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // diffObjects compares two sets matched by apiVersion, kind, namespace and

@@ -220,12 +220,12 @@ func diffEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Request
 		if _, err := os.Stat(golden); err != nil {
 			golden = filepath.Join(against, s.name)
 		}
-		objs, err := readManifests(env, []string{golden})
+		files, err := readManifestFiles(env, []string{golden})
 		if err != nil {
 			s.err = err
 			return
 		}
-		d, err := diffObjects(objs, s.res.Objects, colors)
+		d, err := diffWritten(golden, files, s.res.Objects, colors)
 		if err != nil {
 			s.err = err
 			return
