@@ -2,9 +2,11 @@ package renderer
 
 import (
 	"encoding/json"
+	"math"
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	yaml2 "go.yaml.in/yaml/v2"
 	yaml "go.yaml.in/yaml/v3"
@@ -23,19 +25,105 @@ import (
 
 // toYAML is Helm's toYaml with that order.
 func toYAML(v any) string {
-	j, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	var obj any
-	if err := yaml2.Unmarshal(j, &obj); err != nil {
-		return ""
+	obj, ok := plainTree(v)
+	if !ok {
+		var err error
+		if obj, err = throughJSON(v); err != nil {
+			return ""
+		}
 	}
 	data, err := yaml2.Marshal(orderedV2(obj))
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSuffix(string(data), "\n")
+}
+
+// throughJSON is the tree Helm's toYaml writes: the value as JSON, read
+// back by yaml.v2.
+func throughJSON(v any) (any, error) {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var obj any
+	err = yaml2.Unmarshal(j, &obj)
+	return obj, err
+}
+
+// plainTree is throughJSON's tree for what templates pass to toYaml (maps,
+// lists, strings, booleans, integers and ordinary floats), built without
+// writing and reading JSON, which took most of toYaml's time. ok is false
+// for anything else, which goes through JSON. TestPlainTreeIsThroughJSON
+// holds the two together.
+func plainTree(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool:
+		return x, true
+	case string:
+		return x, plainString(x)
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case int32:
+		return int(x), true
+	case float64:
+		// JSON writes an integral float without a point, which yaml.v2
+		// reads as an integer; other floats in this range read back as
+		// themselves.
+		switch a := math.Abs(x); {
+		case x == math.Trunc(x) && a <= 1<<53: // beyond, JSON writes the shortest digits, not the integer
+			return int(x), true
+		case x != math.Trunc(x) && a >= 1e-6 && a < 1e21:
+			return x, true
+		}
+		return nil, false
+	case map[string]any:
+		out := make(map[any]any, len(x))
+		for k, e := range x {
+			t, ok := plainTree(e)
+			if !ok || !plainString(k) {
+				return nil, false
+			}
+			out[k] = t
+		}
+		return out, true
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			t, ok := plainTree(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = t
+		}
+		return out, true
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			if !plainString(e) {
+				return nil, false
+			}
+			out[i] = e
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// plainString tells that JSON and yaml.v2 carry s through unchanged:
+// valid UTF-8 without control characters other than tab and newline, and
+// without the line and byte-order separators either may treat specially.
+func plainString(s string) bool {
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError, r < 0x20 && r != '\t' && r != '\n', r >= 0x7f && r <= 0x9f,
+			r == 0x2028, r == 0x2029, r == 0xfeff:
+			return false
+		}
+	}
+	return true
 }
 
 // orderedV2 turns the maps of a yaml.v2 tree into MapSlices, which yaml.v2
