@@ -52,7 +52,7 @@ workingDir, env, resources}. Inputs (dict): root, ctx, step.
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 {{- if eq .step.name "download" -}}
-image: {{ $v.download.image | quote }}
+image: {{ $v.download.image | default $c.profileImage | quote }}
 workingDir: {{ $v.storage.mountPath | quote }}
 resources: {{ toJson $v.download.resources }}
 {{- if eq $v.download.source "meta" }}
@@ -78,7 +78,7 @@ env:
 {{- end }}
 {{- else if eq .step.name "preprocess" -}}
 {{- $p := $v.steps.preprocess }}
-image: {{ $p.image | default $v.workload.image | quote }}
+image: {{ $p.image | default $c.image | quote }}
 workingDir: {{ $p.workingDir | default $v.storage.mountPath | quote }}
 resources: {{ toJson $p.resources }}
 script: {{ include "llm.sh.args" $p.command | quote }}

@@ -3,13 +3,13 @@ llm.container.main: the container that runs the model, with the profile's
 devices. Inputs (dict): root, ctx, name, command (YAML list, run through
 the fabric's wrapper; none keeps the image's entrypoint) or script (a bash
 script that does its own wrapping), image (optional, instead of
-workload.image), extraEnv (YAML list, optional), extra (more container
+ctx.image), extraEnv (YAML list, optional), extra (more container
 fields as YAML, optional).
 */}}
 {{- define "llm.container.main" -}}
 {{- $v := .root.Values -}}
 - name: {{ .name }}
-  image: {{ get . "image" | default $v.workload.image | quote }}
+  image: {{ get . "image" | default .ctx.image | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   {{- if get . "script" }}
   command:
@@ -237,7 +237,7 @@ Inputs (dict): root, ctx, script.
 {{- define "llm.container.launcher" -}}
 {{- $v := .root.Values -}}
 - name: launcher
-  image: {{ $v.workload.image | quote }}
+  image: {{ .ctx.image | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   command:
     - /bin/bash

@@ -39,6 +39,11 @@ chart's templates share within one render (in Helm as in llmrender). */ -}}
 {{- fail (printf "LR011: accelerator.profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
+{{- /* The image of the main containers: the user's, or else the profile's
+(the catalog's default when the profile names none), which the download
+step also runs (the user's image may lack huggingface-cli). */ -}}
+{{- $profileImage := get $a "image" | default $v.catalog.defaultImage -}}
+{{- $image := $v.workload.image | default $profileImage -}}
 {{- $devices := int $a.devicesPerNode -}}
 {{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
 {{- $nodes := int $v.workload.nodes -}}
@@ -84,20 +89,20 @@ mounts it, and in serve mode every node of every server. */ -}}
 {{- $after = $hash -}}
 {{- end -}}
 {{- if $v.steps.preprocess.enabled -}}
-{{- $in := dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir "image" ($v.steps.preprocess.image | default $v.workload.image) "after" $after -}}
+{{- $in := dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir "image" ($v.steps.preprocess.image | default $image) "after" $after -}}
 {{- $hash := toJson $in | sha256sum | trunc 12 -}}
 {{- $steps = append $steps (dict "name" "preprocess" "marker" (printf "%s/preprocess-%s.done" $markerDir $hash) "inputs" $in) -}}
 {{- $after = $hash -}}
 {{- end -}}
 {{- if and $v.steps.fabricTest.enabled (gt $nodes 1) (not $neuron) -}}
 {{- $min := int $v.steps.fabricTest.minBusGBps | default (div (mul 2 (int (get $a "tcpGbps" | default 100))) 8) -}}
-{{- $in := dict "step" "fabric-test" "image" $v.workload.image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile "fabric" $v.accelerator.fabric "minBusGBps" $min "after" $after -}}
+{{- $in := dict "step" "fabric-test" "image" $image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile "fabric" $v.accelerator.fabric "minBusGBps" $min "after" $after -}}
 {{- $hash := toJson $in | sha256sum | trunc 12 -}}
 {{- $steps = append $steps (dict "name" "fabric-test" "marker" (printf "%s/fabric-test-%s.done" $markerDir $hash) "inputs" $in) -}}
 {{- $after = $hash -}}
 {{- end -}}
 {{- if and $v.steps.precompile.enabled (has $mode (list "rayjob" "mpijob" "jobset")) -}}
-{{- $in := dict "step" "precompile" "image" $v.workload.image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices "after" $after -}}
+{{- $in := dict "step" "precompile" "image" $image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices "after" $after -}}
 {{- $hash := toJson $in | sha256sum | trunc 12 -}}
 {{- $steps = append $steps (dict "name" "precompile" "marker" (printf "%s/precompile-%s.done" $markerDir $hash) "inputs" $in) -}}
 {{- end -}}
@@ -136,6 +141,8 @@ serviceAccount: {{ $v.serviceAccount.name | default (ternary (printf "%s-sa" $na
 cpu: {{ $v.workload.cpu | default (printf "%d" (max 1 (div (mul (int $a.cpuPerNode) $devices) (int $a.devicesPerNode)))) | quote }}
 memory: {{ $v.workload.memory | default (printf "%dGi" (max 1 (div (mul (int $a.memoryPerNodeGi) $devices) (int $a.devicesPerNode)))) | quote }}
 program: {{ $program | quote }}
+image: {{ $image | quote }}
+profileImage: {{ $profileImage | quote }}
 steps: {{ toJson $steps }}
 stepsInPod: {{ $stepsInPod }}
 lnc: {{ $lnc }}

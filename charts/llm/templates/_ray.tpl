@@ -2,7 +2,7 @@
 {{- define "llm.container.rayHead" -}}
 {{- $v := .root.Values -}}
 - name: ray-head
-  image: {{ $v.workload.image | quote }}
+  image: {{ .ctx.image | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   ports:
     - name: gcs-server
