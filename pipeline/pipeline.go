@@ -378,7 +378,7 @@ func Render(req Request) (*Result, error) {
 	var findings []rules.Finding
 	waive := rules.Waivers(vals) // waivers work for any chart
 	if req.Chart.hasDomainRules() {
-		findings = rules.CheckValues(vals, pos)
+		findings = append(rules.CheckValues(vals, pos), rules.Unused(vals, req.Chart.Values, pos)...)
 		// Values errors stop before rendering: the templates would only fail
 		// later with a less helpful message.
 		if kept, _ := rules.Apply(rules.Only(findings, rules.Error), waive); len(kept) > 0 {

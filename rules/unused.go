@@ -1,0 +1,187 @@
+package rules
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/llmrender/llmrender/values"
+)
+
+// LR014 (warnings): a value set, other than the chart's default, where the
+// orchestration mode or the values around it leave it unread. Without a
+// warning the user would believe a setting took effect that did not.
+
+// unusedField says why the field (or every field of the section) at Ptr
+// is not read; empty when it is.
+type unusedField struct {
+	Ptr    string
+	Unused func(w *Workload) string
+}
+
+// onlyIn is a section or field read by the named modes alone.
+func onlyIn(ptr, what string, modes ...string) unusedField {
+	return unusedField{ptr, func(w *Workload) string {
+		if slices.Contains(modes, w.Mode) {
+			return ""
+		}
+		return fmt.Sprintf("%s only in mode %s, and this is mode %s", what, strings.Join(modes, " or "), w.Mode)
+	}}
+}
+
+// notIn is a field that the named modes do not read, each for its reason.
+func notIn(ptr string, reasons map[string]string) unusedField {
+	return unusedField{ptr, func(w *Workload) string { return reasons[w.Mode] }}
+}
+
+// builtinProgram tells whether the run's main container runs the chart's
+// own inference program (no script or command of the user's).
+func (w *Workload) builtinProgram() bool {
+	return !slices.Contains([]string{"mpijob", "rayjob", "serve"}, w.Mode) &&
+		str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0
+}
+
+var unusedFields = []unusedField{
+	onlyIn("/pytorchjob", "the PyTorchJob settings apply", "pytorchjob"),
+	onlyIn("/ray", "the RayJob and its Ray cluster exist", "rayjob"),
+	onlyIn("/volcano", "Volcano gang-schedules the Ray cluster", "rayjob"),
+	onlyIn("/jobset", "the JobSet settings apply", "jobset"),
+	onlyIn("/trainjob", "the TrainJob settings apply", "trainjob"),
+	onlyIn("/serving", "the server settings apply", "serve"),
+	onlyIn("/kueue/sliceTopology", "Kueue places pod slices (a pod set's podset-slice annotations)", "jobset", "trainjob"),
+	onlyIn("/kueue/sliceSize", "Kueue places pod slices (a pod set's podset-slice annotations)", "jobset", "trainjob"),
+	{"/mpi", func(w *Workload) string {
+		if w.Mode != "mpijob" {
+			return "mpirun runs only in mode mpijob, and this is mode " + w.Mode + "; name the program as workload.script"
+		}
+		return ""
+	}},
+	{"/mpi/program", func(w *Workload) string {
+		if w.Mode == "mpijob" && str(w.V, "workload", "script") != "" {
+			return "workload.script is set and replaces mpi.program as what mpirun starts on every slot; set one of them"
+		}
+		return ""
+	}},
+	notIn("/workload/command", map[string]string{
+		"mpijob": "the MPIJob's launcher runs mpirun, which starts workload.script (or mpi.program) with workload.args on every slot: name the program there",
+		"rayjob": "the RayJob submits workload.script with workload.args as its entrypoint: name the program there",
+	}),
+	notIn("/workload/image", map[string]string{
+		"serve": "the server runs serving.image (or the engine's build for the profile): set that",
+	}),
+	notIn("/workload/backoffLimit", map[string]string{
+		"pod":      "a plain Pod is not retried",
+		"rayjob":   "the RayJob's retries are ray.backoffLimit",
+		"serve":    "a server's pods are restarted, never given up on",
+		"trainjob": "the TrainJob's runtime sets its Jobs' retries",
+	}),
+	notIn("/workload/ttlSecondsAfterFinished", map[string]string{
+		"pod":   "a plain Pod is not deleted after it ends (use mode job)",
+		"serve": "a server does not finish",
+	}),
+	notIn("/kueue/suspend", map[string]string{"pod": "a Pod has no suspend field: Kueue gates a queued Pod until it admits it"}),
+	{"/workload/args", func(w *Workload) string {
+		if w.builtinProgram() {
+			return "workload.args are the arguments of workload.script, and the built-in inference program takes none: set workload.script, or the prompt with workload.prompt"
+		}
+		return ""
+	}},
+	notIn("/workload/maxSeqLen", map[string]string{"serve": "a server's context is serving.maxModelLen: set that"}),
+	notIn("/workload/batchSize", map[string]string{"serve": "a server's concurrent sequences are serving.maxNumSeqs: set that"}),
+	{"/workload/lora", func(w *Workload) string {
+		if w.Type == "inference" {
+			return "LoRA changes the fit estimate of training (frozen weights and adapters instead of AdamW state), and this is an inference workload"
+		}
+		return ""
+	}},
+	{"/workload/prompt", promptUnused},
+	{"/workload/maxNewTokens", promptUnused},
+}
+
+func promptUnused(w *Workload) string {
+	switch {
+	case w.Mode == "serve":
+		return "a server answers the prompts its clients send"
+	case !w.builtinProgram():
+		return "only the built-in inference program reads it, and workload.script, workload.command or the mode's own program runs instead"
+	}
+	return ""
+}
+
+// Unused finds the values set (other than the chart's defaults) that the
+// mode or the values around them leave unread, as LR014 warnings naming
+// each field.
+func Unused(v, defaults map[string]any, pos *values.Positions) []Finding {
+	w := partialWorkload(v)
+	var out []Finding
+	seen := map[string]bool{}
+	for _, u := range unusedFields {
+		why := u.Unused(w)
+		if why == "" {
+			continue
+		}
+		for _, ptr := range changed(valueAt(v, u.Ptr), valueAt(defaults, u.Ptr), u.Ptr) {
+			if seen[ptr] {
+				continue
+			}
+			seen[ptr] = true
+			out = append(out, at(pos, "LR014", Warning, ptr, fmt.Sprintf("%s is not used: %s", dotted(ptr), why)))
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+// changed lists the pointers under ptr where v differs from def: each key
+// of a map with properties of its own, or ptr itself.
+func changed(v, def any, ptr string) []string {
+	vm, ok1 := v.(map[string]any)
+	dm, ok2 := def.(map[string]any)
+	if ok1 && ok2 && len(dm) > 0 && !hasNewKey(vm, dm) {
+		var out []string
+		for _, k := range values.SortedKeys(vm) {
+			out = append(out, changed(vm[k], dm[k], ptr+values.Pointer(k))...)
+		}
+		return out
+	}
+	if v == nil || reflect.DeepEqual(normalizeNumber(v), normalizeNumber(def)) {
+		return nil
+	}
+	return []string{ptr}
+}
+
+// hasNewKey tells whether v has a key def does not: a map of the user's
+// (labels, a node selector) rather than a section of settings.
+func hasNewKey(v, def map[string]any) bool {
+	for k := range v {
+		if _, ok := def[k]; !ok {
+			return true
+		}
+	}
+	return false
+}
+
+func normalizeNumber(v any) any {
+	switch x := v.(type) {
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	}
+	return v
+}
+
+func valueAt(v any, ptr string) any {
+	for _, k := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+// dotted is a values pointer as --set writes it.
+func dotted(ptr string) string { return strings.ReplaceAll(strings.TrimPrefix(ptr, "/"), "/", ".") }
