@@ -145,13 +145,14 @@ inputs of llm.pod.template), job (extra Job spec fields, a dict).
 */}}
 {{- define "llm.workload" -}}
 {{- $root := .root -}}
-{{- $meta := include "llm.metadata" (dict "root" $root "name" .name "component" .pod.component "order" .order "extraLabels" (include "llm.pod.labels" .pod | fromYaml)) -}}
+{{- /* A bare accelerator Pod carries what a pod template's metadata would:
+Kueue's topology requests and the fabric's annotations. */ -}}
+{{- $annotations := dict -}}
+{{- if and (eq .ctx.mode "pod") (get .pod "accelerator") -}}
+{{- $annotations = merge (include "llm.kueue.topology" $root | fromYaml) .ctx.fabric.annotations -}}
+{{- end -}}
+{{- $meta := include "llm.metadata" (dict "root" $root "name" .name "component" .pod.component "order" .order "extraLabels" (include "llm.pod.labels" .pod | fromYaml) "annotations" $annotations) -}}
 {{- if eq .ctx.mode "pod" }}
-{{- /* A bare Pod carries what a pod template's metadata would: Kueue's
-topology requests and the fabric's annotations. */ -}}
-{{- if get .pod "accelerator" }}
-{{- $meta = include "llm.metadata" (dict "root" $root "name" .name "component" .pod.component "order" .order "extraLabels" (include "llm.pod.labels" .pod | fromYaml) "annotations" (merge (include "llm.kueue.topology" $root | fromYaml) .ctx.fabric.annotations)) -}}
-{{- end }}
 apiVersion: v1
 kind: Pod
 metadata:
