@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
 	"strings"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/Masterminds/sprig/v3"
+	yaml2 "go.yaml.in/yaml/v2"
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
@@ -183,12 +186,82 @@ func toYAMLPretty(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
+// fromYAML is Helm's fromYaml: sigs.k8s.io/yaml, which reads the text with
+// yaml.v2, writes JSON and reads that back.
 func fromYAML(s string) map[string]any {
+	if m, ok := fromYAMLDirect(s); ok {
+		return m
+	}
 	m := map[string]any{}
 	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
 		m["Error"] = err.Error()
 	}
 	return m
+}
+
+// fromYAMLDirect is fromYAML's map for the text templates hand it (a map
+// with string keys of strings, booleans, numbers, lists and maps), read
+// once with yaml.v2 and converted as the JSON round trip would convert it:
+// every number a float64. ok is false for anything else (errors, a text
+// that is no map, keys that are not strings, numbers JSON would round or
+// refuse, bytes that are not UTF-8), which takes the round trip.
+// TestFromYAMLDirectIsTheRoundTrip holds the two together.
+func fromYAMLDirect(s string) (map[string]any, bool) {
+	var obj any
+	if err := yaml2.Unmarshal([]byte(s), &obj); err != nil {
+		return nil, false
+	}
+	if _, isMap := obj.(map[any]any); !isMap {
+		return nil, false
+	}
+	v, ok := jsonLike(obj)
+	if !ok {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+func jsonLike(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool:
+		return x, true
+	case string:
+		return x, utf8.ValidString(x)
+	case int:
+		return exactFloat(float64(x), int64(x))
+	case int64:
+		return exactFloat(float64(x), x)
+	case float64:
+		return x, !math.IsInf(x, 0) && !math.IsNaN(x)
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			ks, ok := k.(string)
+			if !ok || !utf8.ValidString(ks) {
+				return nil, false
+			}
+			if m[ks], ok = jsonLike(e); !ok {
+				return nil, false
+			}
+		}
+		return m, true
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			var ok bool
+			if l[i], ok = jsonLike(e); !ok {
+				return nil, false
+			}
+		}
+		return l, true
+	}
+	return nil, false
+}
+
+// exactFloat is an integer as JSON reads it back, when a float64 holds it
+// exactly.
+func exactFloat(f float64, i int64) (any, bool) {
+	return f, i >= -1<<53 && i <= 1<<53
 }
 
 func fromYAMLArray(s string) []any {

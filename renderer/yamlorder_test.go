@@ -3,51 +3,59 @@ package renderer
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
 	yaml2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
 )
+
+// Random trees of the words YAML 1.1 reads as something else, numbers at
+// the edges of JSON's formats, and long and multi-line strings (yaml.v2
+// folds and blocks them).
+var (
+	treeStrings = []string{"", "a", "true", "yes", "On", "n", "null", "~", "0x1F", "1e3", "012", ".5", "-", "- x", "a: b", "#c", "x #y",
+		"multi\nline", "trailing\n", "\ttab", "é ü 日本", "'quoted'", `"dq"`, "{x}", "[1]", "&a", "*b", "!t", "%p", "@", "`",
+		strings.Repeat("word ", 30), strings.Repeat("x", 120), "a  b" + strings.Repeat(" long", 20) + "\n second", "llama-2-7b", "3", "-0", "1_000"}
+	treeNumbers = []any{0, 1, -1, int64(1) << 40, int64(math.MaxInt64), int32(-7), 0.5, -2.25, 3.0, -0.0, 1e-6, 1e-7, 1e20, 1e21, 1.0 / 3,
+		float64(1 << 53), float64(1 << 62), 9.3e18, 1.5e20, 123456789.125, true, false, nil}
+)
+
+func randomTree(rng *rand.Rand, depth int) any {
+	switch n := rng.IntN(6); {
+	case depth > 3 || n < 2:
+		return treeStrings[rng.IntN(len(treeStrings))]
+	case n < 4:
+		return treeNumbers[rng.IntN(len(treeNumbers))]
+	case n == 4:
+		m := map[string]any{}
+		for range rng.IntN(5) {
+			m[treeStrings[rng.IntN(len(treeStrings))]] = randomTree(rng, depth+1)
+		}
+		return m
+	default:
+		l := []any{}
+		for range rng.IntN(4) {
+			l = append(l, randomTree(rng, depth+1))
+		}
+		return l
+	}
+}
 
 // plainTree builds the tree Helm's toYaml reads back from JSON: for every
 // value it accepts, toYaml writes byte for byte what the JSON round trip
-// writes. The values are words YAML 1.1 reads as something else, numbers
-// at the edges of JSON's formats, long and multi-line strings (yaml.v2
-// folds and blocks them), and random trees of them.
+// writes, for single values and random trees of them.
 func TestPlainTreeIsThroughJSON(t *testing.T) {
-	strs := []string{"", "a", "true", "yes", "On", "n", "null", "~", "0x1F", "1e3", "012", ".5", "-", "- x", "a: b", "#c", "x #y",
-		"multi\nline", "trailing\n", "\ttab", "é ü 日本", "'quoted'", `"dq"`, "{x}", "[1]", "&a", "*b", "!t", "%p", "@", "`",
-		strings.Repeat("word ", 30), strings.Repeat("x", 120), "a  b" + strings.Repeat(" long", 20) + "\n second", "llama-2-7b", "3", "-0", "1_000"}
-	nums := []any{0, 1, -1, int64(1) << 40, int64(math.MaxInt64), int32(-7), 0.5, -2.25, 3.0, -0.0, 1e-6, 1e-7, 1e20, 1e21, 1.0 / 3, float64(1 << 53), float64(1 << 62), 9.3e18, 1.5e20, 123456789.125, true, false, nil}
+	strs, nums := treeStrings, treeNumbers
 	rng := rand.New(rand.NewPCG(1, 2))
-	var gen func(depth int) any
-	gen = func(depth int) any {
-		switch n := rng.IntN(6); {
-		case depth > 3 || n < 2:
-			return strs[rng.IntN(len(strs))]
-		case n < 4:
-			return nums[rng.IntN(len(nums))]
-		case n == 4:
-			m := map[string]any{}
-			for range rng.IntN(5) {
-				m[strs[rng.IntN(len(strs))]] = gen(depth + 1)
-			}
-			return m
-		default:
-			l := []any{}
-			for range rng.IntN(4) {
-				l = append(l, gen(depth+1))
-			}
-			return l
-		}
-	}
 	values := []any{[]string{"a", "true", ""}, map[string]any{}, []any{}}
 	for _, s := range strs {
 		values = append(values, s)
 	}
 	values = append(values, nums...)
 	for range 3000 {
-		values = append(values, gen(0))
+		values = append(values, randomTree(rng, 0))
 	}
 	accepted := 0
 	for _, v := range values {
@@ -73,5 +81,46 @@ func TestPlainTreeIsThroughJSON(t *testing.T) {
 		if _, ok := plainTree(v); ok {
 			t.Errorf("%#v takes the plain path; JSON would change it", v)
 		}
+	}
+}
+
+// fromYaml's direct reading gives exactly the map of Helm's round trip
+// through JSON (sigs.k8s.io/yaml), for every text it accepts: YAML 1.1's
+// booleans and numbers, timestamps, merge keys, anchors, block scalars,
+// and random trees written by toYaml.
+func TestFromYAMLDirectIsTheRoundTrip(t *testing.T) {
+	docs := []string{
+		"a: 1\nb: 1.5\nc: yes\nd: off\ne: ~\nf: 0x1F\ng: 017\nh: 1_000\ni: .inf\nj: 2001-12-14\nk: 1e3\nl: -0\n",
+		"base: &b {x: 1, y: [1, two]}\nderived:\n  <<: *b\n  y: 3\n", "s: |\n  line\n   more\nt: >-\n  folded\n  text\n",
+		"big: 9007199254740993\nbigger: 18446744073709551615\nneg: -9007199254740992\n", "1: int key\n", "true: bool key\n",
+		"- a list\n", "just text", "", "~", "a: [\n", "k: \"\\u00e9\\t\\x41\"\n", "dup: 1\ndup: 2\n", "n: .nan\n",
+		"x: !!binary aGVsbG8=\n", "x: !!str 12\ny: !!float 3\n", "nested:\n  - {a: {b: [c, {d: e}]}}\n",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		m := map[string]any{}
+		for range 1 + rng.IntN(4) {
+			m[[]string{"a", "b", "c", "true", "1e3", "é"}[rng.IntN(6)]] = randomTree(rng, 0)
+		}
+		docs = append(docs, toYAML(m), toYAMLPretty(m))
+	}
+	accepted := 0
+	for _, doc := range docs {
+		fast, ok := fromYAMLDirect(doc)
+		if !ok {
+			continue
+		}
+		accepted++
+		slow := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &slow); err != nil {
+			t.Errorf("%q: the direct reading accepts what the round trip refuses: %v", doc, err)
+			continue
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("%q:\ndirect:     %#v\nround trip: %#v", doc, fast, slow)
+		}
+	}
+	if accepted < len(docs)*3/4 {
+		t.Errorf("only %d of %d texts take the direct path", accepted, len(docs))
 	}
 }
