@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -79,7 +80,19 @@ func commands() []command {
 	}
 }
 
+// gcPercent is the garbage collector's target for a process that renders
+// and exits: the heap may grow to five times what is live before a cycle,
+// instead of Go's two. Measured with make bench on 2 cores: a render of
+// S4 takes 25 ms instead of 36 ms for 3.7 MB more peak memory (38 MB),
+// and diff --each of 504 values files 1.8 s instead of 2.4 s, peaking at
+// 80 MB instead of 44 MB (objects are dropped per file, so the live heap,
+// and with it the peak, stays bounded). GOGC in the environment wins.
+const gcPercent = 400
+
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	env := &environment{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
 	os.Exit(run(env, os.Args[1:]))
 }
