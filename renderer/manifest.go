@@ -230,6 +230,49 @@ type document struct {
 // leaves, starts a document.
 var docSep = lazy.Regexp(`(?:^|\s*\n)---\s*`)
 
+// separators finds what docSep finds, as FindAllStringIndex would, without
+// the regular expression: its "\s*\n" may start at every white space of a
+// manifest, which made it a tenth of a render. A separator is "---" at the
+// start of text, or after a line end and the white space before that; the
+// white space after it belongs to it too. TestSeparatorsAreDocSep holds
+// the two together.
+func separators(text string) [][]int {
+	var out [][]int
+	from := 0
+	if strings.HasPrefix(text, "---") {
+		end := skipSpace(text, 3)
+		out = append(out, []int{0, end})
+		from = end
+	}
+	for {
+		i := strings.Index(text[from:], "\n---")
+		if i < 0 {
+			return out
+		}
+		nl := from + i
+		start := nl
+		for start > from && isSpace(text[start-1]) {
+			start--
+		}
+		end := skipSpace(text, nl+4)
+		out = append(out, []int{start, end})
+		from = end
+	}
+}
+
+// isSpace is regexp's \s: tab, line feed, form feed, carriage return and
+// space.
+func isSpace(c byte) bool {
+	return c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' '
+}
+
+func skipSpace(text string, i int) int {
+	for i < len(text) && isSpace(text[i]) {
+		i++
+	}
+	return i
+}
+
 // eachDocument splits text into documents as Helm does: the text is
 // trimmed, cut at each separator, and each document is trimmed of white
 // space and ends with one newline, as Helm writes it (so a block scalar at
@@ -254,7 +297,7 @@ func eachDocument(text string, fn func(document) error) error {
 	lead := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
 	body := strings.TrimSpace(text)
 	start := 0
-	for _, m := range docSep().FindAllStringIndex(body, -1) {
+	for _, m := range separators(body) {
 		if err := emit(lead+start, lead+m[0]); err != nil {
 			return err
 		}

@@ -3,9 +3,11 @@ package renderer
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -393,5 +395,23 @@ func TestManifestsSplitLikeHelm(t *testing.T) {
 	_, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: "\n\n" + cm("a", "1") + "\n---\n\n\napiVersion: v1\nkind: ["}})
 	if err == nil || !strings.Contains(err.Error(), "rendered output line 13") {
 		t.Errorf("line of an error after trimming: %v", err)
+	}
+}
+
+// separators finds exactly the separators Helm's expression finds, in
+// random texts of dashes, white space (with \v, which \s is not) and words.
+func TestSeparatorsAreDocSep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"---", "-", "--", "\n", " ", "\t", "\r", "\f", "\v", "a", "kind: x", "\n---\n", "\n  \n---"}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := b.String()
+		want := docSep().FindAllStringIndex(text, -1)
+		if got := separators(text); !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+			t.Fatalf("%q: separators %v, docSep %v", text, got, want)
+		}
 	}
 }
