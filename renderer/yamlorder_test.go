@@ -1,6 +1,7 @@
 package renderer
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -122,5 +123,34 @@ func TestFromYAMLDirectIsTheRoundTrip(t *testing.T) {
 	}
 	if accepted < len(docs)*3/4 {
 		t.Errorf("only %d of %d texts take the direct path", accepted, len(docs))
+	}
+}
+
+// printTree writes what fmt's %v writes, for maps and lists of plain
+// values, random trees among them.
+func TestPrintTreeIsSprint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	values := []any{map[string]any{}, []any{}, map[string]any{"a": nil, "b": []any{nil, 1.5e300, -0.0, 1e-7, math.Inf(-1)}}}
+	for range 3000 {
+		values = append(values, randomTree(rng, 0))
+	}
+	printed := 0
+	for _, v := range values {
+		got, ok := printTree(v)
+		if !ok {
+			continue
+		}
+		printed++
+		if want := fmt.Sprintf("%v", v); got != want {
+			t.Errorf("%#v:\nprintTree %q\nfmt       %q", v, got, want)
+		}
+	}
+	if printed < len(values)/4 { // the others are scalars, or hold an int32
+		t.Errorf("only %d of %d values printed", printed, len(values))
+	}
+	for _, v := range []any{"s", 3, map[string]string{"a": "b"}, []any{int32(1)}} {
+		if _, ok := printTree(v); ok {
+			t.Errorf("%#v is printed; fmt prints it", v)
+		}
 	}
 }
