@@ -334,19 +334,6 @@ func setJSON(ptr string, v any) string {
 	return strings.ReplaceAll(strings.TrimPrefix(ptr, "/"), "/", ".") + "=" + string(data)
 }
 
-// valueAt reads ptr in a values tree.
-func valueAt(v map[string]any, ptr string) any {
-	var cur any = v
-	for _, k := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[k]
-	}
-	return cur
-}
-
 // enabledAbove lists the "enabled" switches beside ptr and above it, as
 // --set-json flags turning them on.
 func enabledAbove(fields map[string]bool, ptr string) []string {
@@ -413,7 +400,7 @@ func TestEveryFieldCountsInEveryMode(t *testing.T) {
 			if testing.Short() && (fi+mi)%9 != 0 {
 				continue
 			}
-			def := valueAt(merged, f.Pointer)
+			def := values.At(merged, f.Pointer)
 			cands := f.candidates(def)
 			if len(cands) == 0 {
 				t.Errorf("%s: no value other than the default %v to try", f.Pointer, def)

@@ -121,7 +121,7 @@ func Unused(v, defaults map[string]any, pos *values.Positions) []Finding {
 		if why == "" {
 			continue
 		}
-		for _, ptr := range changed(valueAt(v, u.Ptr), valueAt(defaults, u.Ptr), u.Ptr) {
+		for _, ptr := range changed(values.At(v, u.Ptr), values.At(defaults, u.Ptr), u.Ptr) {
 			if seen[ptr] {
 				continue
 			}
@@ -168,17 +168,6 @@ func normalizeNumber(v any) any {
 		return float64(x)
 	case int64:
 		return float64(x)
-	}
-	return v
-}
-
-func valueAt(v any, ptr string) any {
-	for _, k := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
 	}
 	return v
 }

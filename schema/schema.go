@@ -12,7 +12,6 @@ import (
 	"maps"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -234,7 +233,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		// One violation per unknown key, at the key, with a suggestion.
 		parent := s.schemaAt(strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword))
 		known := propertyNames(parent)
-		obj, _ := lookup(vals, e.InstanceLocation).(map[string]any)
+		obj, _ := values.At(vals, e.InstanceLocation).(map[string]any)
 		var out Violations
 		for _, k := range unknownKeys(obj, parent) {
 			v := at(e.InstanceLocation+"/"+values.EscapePointer(k), true)
@@ -253,7 +252,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		v := at(e.InstanceLocation, false)
 		v.Message = e.Message
 		options := enumStrings(s.schemaAt(e.AbsoluteKeywordLocation))
-		if str, ok := lookup(vals, e.InstanceLocation).(string); ok && len(options) > 0 {
+		if str, ok := values.At(vals, e.InstanceLocation).(string); ok && len(options) > 0 {
 			shown := make([]string, len(options))
 			for i, o := range options {
 				shown[i] = o
@@ -283,7 +282,7 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 	case "required":
 		// A key the user removed with null is reported where they did it.
 		required, _ := s.schemaAt(e.AbsoluteKeywordLocation).([]any)
-		obj, _ := lookup(vals, e.InstanceLocation).(map[string]any)
+		obj, _ := values.At(vals, e.InstanceLocation).(map[string]any)
 		var out Violations
 		for _, r := range required {
 			name, _ := r.(string)
@@ -315,7 +314,7 @@ func (s *Schema) schemaAt(absolute string) any {
 	if !ok {
 		return s.document()
 	}
-	return lookup(s.document(), frag)
+	return values.At(s.document(), frag)
 }
 
 func propertyNames(schema any) []string {
@@ -359,27 +358,4 @@ func enumStrings(schema any) []string {
 		}
 	}
 	return out
-}
-
-// lookup resolves a JSON pointer in a decoded JSON or values tree.
-func lookup(doc any, pointer string) any {
-	if pointer == "" || pointer == "/" {
-		return doc
-	}
-	for _, seg := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		switch x := doc.(type) {
-		case map[string]any:
-			doc = x[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			doc = x[i]
-		default:
-			return nil
-		}
-	}
-	return doc
 }

@@ -155,6 +155,30 @@ func EscapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
+// At is the value at pointer in a values tree (maps and lists), nil when
+// there is none.
+func At(doc any, pointer string) any {
+	if pointer == "" || pointer == "/" {
+		return doc
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch x := doc.(type) {
+		case map[string]any:
+			doc = x[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			doc = x[i]
+		default:
+			return nil
+		}
+	}
+	return doc
+}
+
 func childPointer(parent, key string) string { return parent + "/" + EscapePointer(key) }
 
 func indexPointer(parent string, i int) string { return parent + "/" + strconv.Itoa(i) }
