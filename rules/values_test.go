@@ -25,7 +25,8 @@ func check(t *testing.T, src string) []rules.Finding {
 	all.Overlay(c.ValuesPositions)
 	all.Overlay(pos)
 	merged := values.Coalesce(c.Values, user)
-	return append(rules.Credentials(merged, all), rules.CheckValues(merged, all)...)
+	found := append(rules.Credentials(merged, all), rules.CheckValues(merged, all)...)
+	return append(found, rules.Unused(merged, c.Values, all)...)
 }
 
 func TestValuesRules(t *testing.T) {
@@ -99,6 +100,11 @@ func TestValuesRules(t *testing.T) {
 		{"LR014 serve warns of kueue.suspend", "orchestration:\n  mode: serve\nmodel:\n  name: tinyllama-1.1b\naccelerator:\n  devices: 1\nserving:\n  maxModelLen: 2048\nkueue:\n  queueName: q\n  suspend: true\n", "warning LR014: v.yaml:11:12: /kueue/suspend: a Deployment or a LeaderWorkerSet has no suspend field"},
 		{"LR014 serve warns of replicas under an autoscaler", "orchestration:\n  mode: serve\nmodel:\n  name: tinyllama-1.1b\naccelerator:\n  devices: 1\nserving:\n  maxModelLen: 2048\n  replicas: 3\n  autoscaling:\n    kind: hpa\nstorage:\n  storageClassName: standard-rwx\n", "warning LR014: v.yaml:9:13: /serving/replicas: with serving.autoscaling the autoscaler sets the servers' count"},
 		{"LR015 training without script", "workload:\n  type: finetune\n", "error LR015"},
+		{"LR014 another mode's section", "mpi:\n  slotsPerWorker: 2\n", "warning LR014: v.yaml:2:19: /mpi/slotsPerWorker: mpi.slotsPerWorker is not used: mpirun runs only in mode mpijob, and this is mode job"},
+		{"LR014 another mode's section at its default", "mpi:\n  slotsPerWorker: 1\n", ""},
+		{"LR014 workload.command in mpijob", "orchestration:\n  mode: mpijob\nworkload:\n  type: pretrain\n  command: [python, t.py]\nstorage:\n  storageClassName: standard-rwx\n", "warning LR014: v.yaml:5:12: /workload/command: workload.command is not used: the MPIJob's launcher runs mpirun"},
+		{"LR014 workload.command in job is used", "workload:\n  type: finetune\n  command: [python, t.py]\n", ""},
+		{"LR014 args of the built-in program", "workload:\n  args: [--x]\n", "warning LR014: v.yaml:2:9: /workload/args: workload.args is not used: workload.args are the arguments of workload.script"},
 		{"serve 8B on one H100 node", "orchestration:\n  mode: serve\nmodel:\n  name: llama-3.1-8b-instruct\naccelerator:\n  devices: 8\n  profile: h100-80gb\ndownload:\n  tokenSecret:\n    name: hf\n", ""},
 		{"serve 70B on two H200 nodes", "orchestration:\n  mode: serve\nmodel:\n  name: llama-3.1-70b-instruct\naccelerator:\n  devices: 8\n  profile: h200-141gb\nworkload:\n  nodes: 2\nstorage:\n  storageClassName: standard-rwx\ndownload:\n  tokenSecret:\n    name: hf\n", ""},
 		{"serve TinyLlama on CPU", "orchestration:\n  mode: serve\nmodel:\n  name: tinyllama-1.1b\naccelerator:\n  profile: cpu\nserving:\n  maxModelLen: 2048\n", ""},
