@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,6 +62,13 @@ func TestMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkDependsOn(t, set, objs)
+		for _, o := range res.Objects {
+			got, err1 := renderer.EncodeObject(o)
+			want, err2 := renderer.EncodeWithYAML(o)
+			if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s: %s is written differently than by yaml.v3 (%v, %v):\n%s\nyaml.v3:\n%s", set, o.ID(), err1, err2, got, want)
+			}
+		}
 		found := 0
 		for _, o := range objs {
 			walkContainers(o.Doc, func(c map[string]any) {
