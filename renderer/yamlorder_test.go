@@ -23,6 +23,34 @@ var (
 		float64(1 << 53), float64(1 << 62), 9.3e18, 1.5e20, 123456789.125, true, false, nil}
 )
 
+func randomTrees(rng *rand.Rand, n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = randomTree(rng, 0)
+	}
+	return out
+}
+
+// sameWhereFast requires fast to give what slow gives for every value it
+// takes, and to take at least least of them.
+func sameWhereFast(t *testing.T, values []any, least int, fast func(any) (string, bool), slow func(any) string) {
+	t.Helper()
+	taken := 0
+	for _, v := range values {
+		got, ok := fast(v)
+		if !ok {
+			continue
+		}
+		taken++
+		if want := slow(v); got != want {
+			t.Errorf("%#v:\nfast path:\n%s\nslow path:\n%s", v, got, want)
+		}
+	}
+	if taken < least {
+		t.Errorf("only %d of %d values take the fast path", taken, len(values))
+	}
+}
+
 func randomTree(rng *rand.Rand, depth int) any {
 	switch n := rng.IntN(6); {
 	case depth > 3 || n < 2:
@@ -48,36 +76,28 @@ func randomTree(rng *rand.Rand, depth int) any {
 // value it accepts, toYaml writes byte for byte what the JSON round trip
 // writes, for single values and random trees of them.
 func TestPlainTreeIsThroughJSON(t *testing.T) {
-	strs, nums := treeStrings, treeNumbers
-	rng := rand.New(rand.NewPCG(1, 2))
-	values := []any{[]string{"a", "true", ""}, map[string]any{}, []any{}}
-	for _, s := range strs {
+	values := append([]any{[]string{"a", "true", ""}, map[string]any{}, []any{}}, treeNumbers...)
+	for _, s := range treeStrings {
 		values = append(values, s)
 	}
-	values = append(values, nums...)
-	for range 3000 {
-		values = append(values, randomTree(rng, 0))
-	}
-	accepted := 0
-	for _, v := range values {
-		fast, ok := plainTree(v)
-		if !ok {
-			continue
+	values = append(values, randomTrees(rand.New(rand.NewPCG(1, 2)), 3000)...)
+	toYAMLFrom := func(tree any) string {
+		out, err := yaml2.Marshal(orderedV2(tree))
+		if err != nil {
+			return "error: " + err.Error()
 		}
-		accepted++
-		slow, err := throughJSON(v)
+		return string(out)
+	}
+	sameWhereFast(t, values, len(values)*3/4, func(v any) (string, bool) {
+		tree, ok := plainTree(v)
+		return toYAMLFrom(tree), ok
+	}, func(v any) string {
+		tree, err := throughJSON(v)
 		if err != nil {
 			t.Fatalf("%#v: %v", v, err)
 		}
-		a, errA := yaml2.Marshal(orderedV2(fast))
-		b, errB := yaml2.Marshal(orderedV2(slow))
-		if string(a) != string(b) || (errA == nil) != (errB == nil) {
-			t.Errorf("%#v:\nplain tree:\n%s\nthrough JSON:\n%s", v, a, b)
-		}
-	}
-	if accepted < len(values)*3/4 {
-		t.Errorf("only %d of %d values take the plain path", accepted, len(values))
-	}
+		return toYAMLFrom(tree)
+	})
 	for _, v := range []any{"\x00", "bad \xff utf-8", "\u2028", 1e-9, math.Inf(1), float32(0.1), uint64(math.MaxUint64), struct{ A int }{1}} {
 		if _, ok := plainTree(v); ok {
 			t.Errorf("%#v takes the plain path; JSON would change it", v)
@@ -129,25 +149,10 @@ func TestFromYAMLDirectIsTheRoundTrip(t *testing.T) {
 // printTree writes what fmt's %v writes, for maps and lists of plain
 // values, random trees among them.
 func TestPrintTreeIsSprint(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
 	values := []any{map[string]any{}, []any{}, map[string]any{"a": nil, "b": []any{nil, 1.5e300, -0.0, 1e-7, math.Inf(-1)}}}
-	for range 3000 {
-		values = append(values, randomTree(rng, 0))
-	}
-	printed := 0
-	for _, v := range values {
-		got, ok := printTree(v)
-		if !ok {
-			continue
-		}
-		printed++
-		if want := fmt.Sprintf("%v", v); got != want {
-			t.Errorf("%#v:\nprintTree %q\nfmt       %q", v, got, want)
-		}
-	}
-	if printed < len(values)/4 { // the others are scalars, or hold an int32
-		t.Errorf("only %d of %d values printed", printed, len(values))
-	}
+	values = append(values, randomTrees(rand.New(rand.NewPCG(7, 8)), 3000)...)
+	// The others are scalars, or hold an int32.
+	sameWhereFast(t, values, len(values)/4, printTree, func(v any) string { return fmt.Sprintf("%v", v) })
 	for _, v := range []any{"s", 3, map[string]string{"a": "b"}, []any{int32(1)}} {
 		if _, ok := printTree(v); ok {
 			t.Errorf("%#v is printed; fmt prints it", v)
