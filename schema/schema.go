@@ -137,7 +137,9 @@ func (s *Schema) Validate(vals map[string]any, pos *values.Positions) Violations
 // the whole of vals, so what is skipped is only the walk of those values
 // (a chart's catalog of defaults is most of what a render validates).
 func (s *Schema) ValidateSkipping(vals map[string]any, pos *values.Positions, skip []string) Violations {
-	if len(skip) == 0 || len(s.compiled.Properties) == 0 {
+	// A root that anchors dynamic or recursive references is found by its
+	// identity while validating: it is never copied.
+	if len(skip) == 0 || len(s.compiled.Properties) == 0 || s.compiled.DynamicAnchor != "" || s.compiled.RecursiveAnchor {
 		return s.Validate(vals, pos)
 	}
 	key := strings.Join(skip, "\x00")
