@@ -1,3 +1,5 @@
+//go:build !nopostrender
+
 package postrender
 
 import (

@@ -1,7 +1,13 @@
+//go:build !nopostrender
+
 // Package postrender runs a kustomization over rendered objects in-process,
 // with kustomize's own engine (krusty) on an in-memory filesystem: a team keeps
 // its overlay (namespace, labels, images, patches) next to its values files and
 // needs no kustomize binary.
+//
+// The build tag nopostrender leaves kustomize's engine out (postrender_off.go):
+// the container function image is built so, since kustomize and kpt run their
+// own overlays around a function.
 package postrender
 
 import (
