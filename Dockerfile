@@ -13,8 +13,8 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 # Without --post-render's in-process kustomize engine (kustomize and kpt run
-# their own overlays around a function): 11 MB less binary and about 4.5 MB
-# less peak memory per run.
+# their own overlays around a function): 11 MB less binary and about 10 MB
+# less peak memory per run (measured: fn on S4 peaks at 29 MB instead of 38).
 RUN CGO_ENABLED=0 GOTOOLCHAIN=local go build -tags nopostrender -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/llmrender ./cmd/llmrender
 
 FROM gcr.io/distroless/static-debian12:nonroot
