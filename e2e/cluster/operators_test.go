@@ -183,19 +183,29 @@ spec:
 			case <-time.After(50 * time.Millisecond):
 			}
 			ctx := context.Background()
-			fetch, err := sim.Client.BatchV1().Jobs(ns).Get(ctx, "steps-fetch-0", metav1.GetOptions{})
-			if err != nil {
+			fetchComplete := func() (complete, found bool) {
+				fetch, err := sim.Client.BatchV1().Jobs(ns).Get(ctx, "steps-fetch-0", metav1.GetOptions{})
+				if err != nil {
+					return false, false
+				}
+				for _, c := range fetch.Status.Conditions {
+					complete = complete || (c.Type == "Complete" && c.Status == corev1.ConditionTrue)
+				}
+				return complete, true
+			}
+			if complete, found := fetchComplete(); !found {
 				continue
-			}
-			complete := false
-			for _, c := range fetch.Status.Conditions {
-				complete = complete || (c.Type == "Complete" && c.Status == corev1.ConditionTrue)
-			}
-			if complete {
+			} else if complete {
 				return
 			}
 			work, _ := sim.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/replicatedjob-name=work"})
 			pods, _ := sim.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "jobset.sigs.k8s.io/replicatedjob-name=work"})
+			// The fetch may have completed between the reads: work seen
+			// then is no violation. Read it again after the lists; work
+			// that exists while it is still incomplete is one.
+			if complete, _ := fetchComplete(); complete {
+				return
+			}
 			mu.Lock()
 			sawFetchRunning = true
 			if len(work.Items)+len(pods.Items) > 0 {
