@@ -3,7 +3,6 @@ package renderer
 import (
 	"bytes"
 	"strings"
-	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -132,36 +131,27 @@ func writeIndent(buf *bytes.Buffer, n int) {
 // lines indented by two. ok is false for a key yaml.v3 would not write as
 // a simple key.
 func scalarText(n *yaml.Node, key bool) (string, bool) {
-	if !key || n.Style == 0 {
+	if n.Style == 0 {
 		switch n.Tag {
 		case "!!str":
-			if n.Style == 0 && plainWord(n.Value) {
+			if plainWord(n.Value) {
 				return n.Value, true
 			}
 		case "!!int", "!!bool", "!!null":
-			if n.Style == 0 {
-				return n.Value, true // canonicalScalar wrote them as yaml.v3 does
-			}
+			return n.Value, true // canonicalScalar wrote them as yaml.v3 does
 		}
 	}
-	ck := scalarKey{n.Tag, n.Style, n.Value, key}
+	ask := func() (written, error) {
+		text, ok := askYAML(n, key)
+		return written{text, ok}, nil
+	}
+	var w written
 	if len(n.Value) <= maxCachedString {
-		scalarTexts.RLock()
-		st, ok := scalarTexts.m[ck]
-		scalarTexts.RUnlock()
-		if ok {
-			return st.text, st.ok
-		}
+		w, _ = scalarTexts.get(scalarKey{n.Tag, n.Style, n.Value, key}, ask)
+	} else {
+		w, _ = ask()
 	}
-	text, ok := askYAML(n, key)
-	if len(n.Value) <= maxCachedString {
-		scalarTexts.Lock()
-		if len(scalarTexts.m) < maxCachedStrings {
-			scalarTexts.m[ck] = scalarText1{text, ok}
-		}
-		scalarTexts.Unlock()
-	}
-	return text, ok
+	return w.text, w.ok
 }
 
 type scalarKey struct {
@@ -171,15 +161,14 @@ type scalarKey struct {
 	key   bool
 }
 
-type scalarText1 struct {
+// written is how yaml.v3 writes a scalar in one place; ok is false where
+// the direct writer leaves the object to yaml.v3.
+type written struct {
 	text string
 	ok   bool
 }
 
-var scalarTexts = struct {
-	sync.RWMutex
-	m map[scalarKey]scalarText1
-}{m: map[scalarKey]scalarText1{}}
+var scalarTexts = newMemo[scalarKey, written](maxCachedStrings)
 
 // askYAML encodes a one-pair mapping holding the scalar, as a key or as a
 // value, and reads back how yaml.v3 wrote it.

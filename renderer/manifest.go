@@ -623,10 +623,7 @@ func (o *Object) TakeAnnotation(key string) string {
 // so it is worked out once per distinct string, not once per occurrence:
 // asking yaml.v3 means encoding the string, the most expensive step of
 // canonicalisation. Only short strings are kept, and only so many.
-var stringStyles = struct {
-	sync.RWMutex
-	m map[string]styleTag
-}{m: map[string]styleTag{}}
+var stringStyles = newMemo[string, styleTag](maxCachedStrings)
 
 type styleTag struct {
 	style yaml.Style
@@ -642,26 +639,18 @@ func stringStyle(s string) (yaml.Style, string, error) {
 	if plainWord(s) {
 		return 0, "!!str", nil
 	}
+	ask := func() (styleTag, error) {
+		style, tag, err := yamlStringStyle(s)
+		return styleTag{style, tag}, err
+	}
+	var st styleTag
+	var err error
 	if len(s) <= maxCachedString {
-		stringStyles.RLock()
-		st, ok := stringStyles.m[s]
-		stringStyles.RUnlock()
-		if ok {
-			return st.style, st.tag, nil
-		}
+		st, err = stringStyles.get(s, ask)
+	} else {
+		st, err = ask()
 	}
-	style, tag, err := yamlStringStyle(s)
-	if err != nil {
-		return 0, "", err
-	}
-	if len(s) <= maxCachedString {
-		stringStyles.Lock()
-		if len(stringStyles.m) < maxCachedStrings {
-			stringStyles.m[s] = styleTag{style, tag}
-		}
-		stringStyles.Unlock()
-	}
-	return style, tag, nil
+	return st.style, st.tag, err
 }
 
 // yamlStringStyle asks yaml.v3 by encoding s into a node.

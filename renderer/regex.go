@@ -1,9 +1,6 @@
 package renderer
 
-import (
-	"regexp"
-	"sync"
-)
+import "regexp"
 
 // Charts match the same few patterns over and over (a credential check per
 // value, a format check per field); sprig compiles the pattern on every
@@ -14,31 +11,10 @@ import (
 // compiled per call as before.
 const maxCachedRegexps = 256
 
-var regexps struct {
-	sync.Mutex
-	byPattern map[string]*regexp.Regexp
-}
+var regexps = newMemo[string, *regexp.Regexp](maxCachedRegexps)
 
 func compileRegexp(pattern string) (*regexp.Regexp, error) {
-	regexps.Lock()
-	re, ok := regexps.byPattern[pattern]
-	regexps.Unlock()
-	if ok {
-		return re, nil
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, err
-	}
-	regexps.Lock()
-	if regexps.byPattern == nil {
-		regexps.byPattern = map[string]*regexp.Regexp{}
-	}
-	if len(regexps.byPattern) < maxCachedRegexps {
-		regexps.byPattern[pattern] = re
-	}
-	regexps.Unlock()
-	return re, nil
+	return regexps.get(pattern, func() (*regexp.Regexp, error) { return regexp.Compile(pattern) })
 }
 
 // regexMatch is sprig's: an invalid pattern matches nothing.

@@ -28,9 +28,9 @@ func TestRegexMatchIsSprigs(t *testing.T) {
 	for i := 0; i < 2*maxCachedRegexps; i++ {
 		regexMatch(fmt.Sprintf("^p%d$", i), "x")
 	}
-	regexps.Lock()
-	n := len(regexps.byPattern)
-	regexps.Unlock()
+	regexps.mu.RLock()
+	n := len(regexps.m)
+	regexps.mu.RUnlock()
 	if n > maxCachedRegexps {
 		t.Errorf("%d patterns cached, bound is %d", n, maxCachedRegexps)
 	}
