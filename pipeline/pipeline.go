@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/llmrender/llmrender/charts/llm"
@@ -293,16 +292,14 @@ func (c *Chart) validate(tree *renderer.Chart, vals map[string]any, pos *values.
 // passed before: the catalog of defaults, say, which few values files
 // change, is most of what a render would validate.
 func (c *Chart) validateTop(s *schema.Schema, vals map[string]any, pos *values.Positions) schema.Violations {
-	var unchanged, skip []string
-	c.validMu.Lock()
+	var unchanged []string
 	for _, k := range values.SortedKeys(vals) {
 		if d, ok := c.Values[k]; ok && values.Equal(vals[k], d) {
 			unchanged = append(unchanged, k)
-			if c.validDefaults[k] {
-				skip = append(skip, k)
-			}
 		}
 	}
+	c.validMu.Lock()
+	skip := slices.DeleteFunc(slices.Clone(unchanged), func(k string) bool { return !c.validDefaults[k] })
 	c.validMu.Unlock()
 	vs := s.ValidateSkipping(vals, pos, skip)
 	c.validMu.Lock()
@@ -311,10 +308,7 @@ func (c *Chart) validateTop(s *schema.Schema, vals map[string]any, pos *values.P
 		c.validDefaults = map[string]bool{}
 	}
 	for _, k := range unchanged {
-		under := values.Pointer(k)
-		if !slices.ContainsFunc(vs, func(v schema.Violation) bool {
-			return v.Pointer == under || strings.HasPrefix(v.Pointer, under+"/") || v.Pointer == ""
-		}) {
+		if !refusedUnder(values.Pointer(k), vs) {
 			c.validDefaults[k] = true
 		}
 	}
