@@ -506,10 +506,7 @@ func sizedFuncs(b *budget) template.FuncMap {
 			if err := b.value("toString", v); err != nil {
 				return "", err
 			}
-			if text, ok := printTree(v); ok {
-				return text, nil
-			}
-			return s["toString"].(func(any) string)(v), nil
+			return sharedBaseFuncs()["toString"].(func(any) string)(v), nil
 		},
 		"toStrings": func(v any) ([]string, error) {
 			if err := b.value("toStrings", v); err != nil {

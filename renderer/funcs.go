@@ -88,6 +88,13 @@ func baseFuncs() template.FuncMap {
 
 	f["regexMatch"] = regexMatch
 	f["mustRegexMatch"] = mustRegexMatch
+	sprigToString := f["toString"].(func(any) string)
+	f["toString"] = func(v any) string {
+		if text, ok := printTree(v); ok {
+			return text
+		}
+		return sprigToString(v)
+	}
 
 	extras := template.FuncMap{
 		"toToml":        toTOML,
