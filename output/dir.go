@@ -39,9 +39,15 @@ func FileName(i int, o *renderer.Object) string {
 	return name + ".yaml"
 }
 
-// FileHeader is the line a file of WriteDir starts with: the template the
-// object came from, as helm template's stream says it.
-func FileHeader(o *renderer.Object) string { return "# Source: " + o.Source + "\n" }
+// FileContent is what WriteDir writes for an object: a line naming the
+// template it came from, as helm template's stream does, then the object.
+func FileContent(o *renderer.Object) ([]byte, error) {
+	data, err := renderer.EncodeObject(o)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# Source: "+o.Source+"\n"), data...), nil
+}
 
 // maxFileName is NAME_MAX on Linux and macOS: bytes, and FileName's names
 // are ASCII.
@@ -92,11 +98,10 @@ func WriteDir(dir string, objs []*renderer.Object) (err error) {
 		return err
 	}
 	for i, o := range objs {
-		data, err := renderer.EncodeObject(o)
+		content, err := FileContent(o)
 		if err != nil {
 			return err
 		}
-		content := append([]byte(FileHeader(o)), data...)
 		if err := os.WriteFile(filepath.Join(tmp, FileName(i, o)), content, 0o644); err != nil {
 			return fmt.Errorf("output directory %s: %w", dir, err)
 		}

@@ -160,11 +160,11 @@ func writtenAs(golden string, files []renderer.Rendered, objs []*renderer.Object
 		if f.Name != filepath.Join(golden, output.FileName(i, o)) {
 			return false, nil
 		}
-		data, err := renderer.EncodeObject(o)
+		content, err := output.FileContent(o)
 		if err != nil {
 			return false, err
 		}
-		if f.Text != output.FileHeader(o)+string(data) {
+		if f.Text != string(content) {
 			return false, nil
 		}
 	}
