@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"sync"
@@ -30,6 +29,22 @@ type Chart struct {
 
 	validMu       sync.Mutex
 	validDefaults map[string]bool // top-level keys whose default value the top schema accepts, learnt from renders
+
+	// trusted: the chart's defaults are known to pass its whole schema
+	// (the built-in chart's, which a test holds to it). A render then
+	// needs only the schemas of the top-level values it changes: see
+	// prunedSchema.
+	trusted    bool
+	prunedMu   sync.Mutex
+	pruned     *pruned
+	prunedDone bool // no more pruned compiles: the whole schema serves from now on
+}
+
+// pruned is the top schema compiled without the schemas of some values:
+// those the first render of a process left at the chart's defaults.
+type pruned struct {
+	at     []string // pointers to the values whose schemas are left out
+	schema *schema.Schema
 }
 
 var (
@@ -41,19 +56,17 @@ var (
 // BuiltinChart returns the embedded chart, loaded once per process.
 func BuiltinChart() (*Chart, error) {
 	builtinOnce.Do(func() {
-		// Compiling the schema is the longest one-time step of a process:
-		// it starts before the chart's values.yaml is parsed.
-		var early func() (*schema.Schema, error)
-		if data, err := fs.ReadFile(llm.FS, "values.schema.json"); err == nil {
-			early = compileInBackground(data, nil, "llm")
-		}
 		c, err := renderer.Load(llm.FS)
 		if err != nil {
 			builtinErr = err
 			return
 		}
-		builtinChart = &Chart{Chart: c, schema: early}
-		c.ParseInBackground(false)
+		// The whole schema is compiled only when a render needs it: the
+		// first render compiles only the schemas of what it changes.
+		whole := sync.OnceValues(func() (*schema.Schema, error) {
+			return compileSchema(c.Schema, nil, c.Metadata.Name)
+		})
+		builtinChart = &Chart{Chart: c, schema: whole, trusted: true}
 	})
 	return builtinChart, builtinErr
 }
@@ -89,18 +102,21 @@ func prepare(c *renderer.Chart) *Chart {
 		}
 		out.schema = compileInBackground(c.Schema, files, c.Metadata.Name)
 	}
-	c.ParseInBackground(false)
 	return out
 }
 
 func compileInBackground(data []byte, files map[string][]byte, chart string) func() (*schema.Schema, error) {
 	return inBackground(func() (*schema.Schema, error) {
-		s, err := schema.Compile(data, files)
-		if err != nil {
-			return nil, fmt.Errorf("chart %s: %w", chart, err)
-		}
-		return s, nil
+		return compileSchema(data, files, chart)
 	})
+}
+
+func compileSchema(data []byte, files map[string][]byte, chart string) (*schema.Schema, error) {
+	s, err := schema.Compile(data, files)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", chart, err)
+	}
+	return s, nil
 }
 
 // Schema returns the compiled values schema, nil when the chart has none.
@@ -172,11 +188,11 @@ type Result struct {
 // When the schema refuses some of them, the merged values come back with
 // the violations.
 func Values(req Request) (map[string]any, *values.Positions, error) {
-	v, err := processValues(req)
-	if v == nil {
+	v, err := mergeValues(req)
+	if err != nil {
 		return nil, nil, err
 	}
-	return v.merged, v.pos, err
+	return v.merged, v.pos, v.validate(req.Chart)
 }
 
 // processed is the request's values after Helm's dependency processing,
@@ -188,7 +204,10 @@ type processed struct {
 	warnings []string
 }
 
-func processValues(req Request) (*processed, error) {
+// mergeValues reads the request's values and merges them over the chart's
+// defaults, with Helm's dependency processing. It refuses values that
+// hold a credential; the schema is the caller's next step (validate).
+func mergeValues(req Request) (*processed, error) {
 	user, userPos, notices, err := req.Sources.LoadWarn(req.Stdin)
 	if err != nil {
 		return nil, err
@@ -206,18 +225,23 @@ func processValues(req Request) (*processed, error) {
 		pos.Overlay(l.Positions)
 	}
 	merged := proc.Values
-	out := &processed{Processed: proc, merged: merged, pos: pos, warnings: append(notices, proc.Warnings...)}
 	if found := rules.Credentials(merged, pos); len(found) > 0 {
 		return nil, &rules.Failed{Findings: found}
 	}
-	vs, err := req.Chart.validate(proc.Chart, merged, pos, "")
+	return &processed{Processed: proc, merged: merged, pos: pos, warnings: append(notices, proc.Warnings...)}, nil
+}
+
+// validate checks the merged values against the schemas of the chart tree
+// that renders; the error is the schema.Violations when it refuses some.
+func (p *processed) validate(c *Chart) error {
+	vs, err := c.validate(p.Chart, p.merged, p.pos, "")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(vs) > 0 {
-		return out, vs
+		return vs
 	}
-	return out, nil
+	return nil
 }
 
 // defaultPositions records where each chart of the tree wrote its
@@ -243,31 +267,27 @@ func fillDependencies(pos *values.Positions, c *renderer.Chart, prefix string) {
 // schema, as Helm does: the top chart's schema sees all values, a
 // subchart's only those under its name.
 func (c *Chart) validate(tree *renderer.Chart, vals map[string]any, pos *values.Positions, prefix string) (schema.Violations, error) {
-	var s *schema.Schema
+	var vs schema.Violations
 	var err error
-	if prefix == "" {
-		s, err = c.Schema()
-	} else if tree.Schema != nil {
-		s, err = c.subSchema(tree)
+	switch {
+	case prefix == "":
+		vs, err = c.validateTop(vals, pos)
+	case tree.Schema != nil:
+		var s *schema.Schema
+		if s, err = c.subSchema(tree); err == nil {
+			vs = s.Validate(vals, pos.Sub(prefix))
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	var out schema.Violations
-	if s != nil {
-		var vs schema.Violations
-		if prefix == "" {
-			vs = c.validateTop(s, vals, pos)
-		} else {
-			vs = s.Validate(vals, pos.Sub(prefix))
+	for _, v := range vs {
+		v.Pointer = prefix + v.Pointer
+		if prefix != "" {
+			v.Message = "(schema of " + tree.Where + ") " + v.Message
 		}
-		for _, v := range vs {
-			v.Pointer = prefix + v.Pointer
-			if prefix != "" {
-				v.Message = "(schema of " + tree.Where + ") " + v.Message
-			}
-			out = append(out, v)
-		}
+		out = append(out, v)
 	}
 	for _, d := range tree.Dependencies {
 		raw, ok := vals[d.Metadata.Name]
@@ -288,15 +308,32 @@ func (c *Chart) validate(tree *renderer.Chart, vals map[string]any, pos *values.
 }
 
 // validateTop validates the values with the top chart's schema, without
-// walking again a top-level value that is the chart's own default and has
-// passed before: the catalog of defaults, say, which few values files
+// walking again a top-level value that is the chart's own default and is
+// known to pass: the catalog of defaults, say, which few values files
 // change, is most of what a render would validate.
-func (c *Chart) validateTop(s *schema.Schema, vals map[string]any, pos *values.Positions) schema.Violations {
+func (c *Chart) validateTop(vals map[string]any, pos *values.Positions) (schema.Violations, error) {
+	if c.schema == nil {
+		return nil, nil
+	}
 	var unchanged []string
 	for _, k := range values.SortedKeys(vals) {
 		if d, ok := c.Values[k]; ok && values.Equal(vals[k], d) {
 			unchanged = append(unchanged, k)
 		}
+	}
+	if c.trusted {
+		if s := c.prunedSchema(vals); s != nil {
+			return s.Validate(vals, pos), nil
+		}
+		s, err := c.schema()
+		if err != nil {
+			return nil, err
+		}
+		return s.ValidateSkipping(vals, pos, unchanged), nil
+	}
+	s, err := c.schema()
+	if err != nil {
+		return nil, err
 	}
 	c.validMu.Lock()
 	skip := slices.DeleteFunc(slices.Clone(unchanged), func(k string) bool { return !c.validDefaults[k] })
@@ -312,7 +349,52 @@ func (c *Chart) validateTop(s *schema.Schema, vals map[string]any, pos *values.P
 			c.validDefaults[k] = true
 		}
 	}
-	return vs
+	return vs, nil
+}
+
+// prunedSchema returns the top schema of a trusted chart without the
+// schemas of the values that are the chart's defaults, nil when the whole
+// schema serves instead. Compiling the whole schema is the largest
+// one-time cost of a process that renders once, and most of it goes to
+// values the render leaves at the defaults. The first render compiles what
+// it needs; a later render that changes nothing it left out reuses it,
+// and one that does has the whole schema compiled, once, for it and every
+// render after it.
+func (c *Chart) prunedSchema(vals map[string]any) *schema.Schema {
+	atDefault := func(ptr string) bool {
+		d, ok := values.Lookup(c.Values, ptr)
+		if !ok {
+			return false
+		}
+		v, ok := values.Lookup(vals, ptr)
+		return ok && values.Equal(v, d)
+	}
+	c.prunedMu.Lock()
+	defer c.prunedMu.Unlock()
+	if c.prunedDone {
+		return nil
+	}
+	if c.pruned == nil {
+		doc, at, ok := schema.Prune(c.Chart.Schema, func(ptr string) bool { return !atDefault(ptr) })
+		if !ok {
+			c.prunedDone = true
+			return nil
+		}
+		s, err := schema.Compile(doc, nil)
+		if err != nil {
+			c.prunedDone = true // the whole schema's compile reports it
+			return nil
+		}
+		c.pruned = &pruned{at: at, schema: s}
+		return s
+	}
+	for _, ptr := range c.pruned.at {
+		if !atDefault(ptr) {
+			c.prunedDone = true
+			return nil
+		}
+	}
+	return c.pruned.schema
 }
 
 // subSchema compiles a subchart's schema once per process.
@@ -356,12 +438,20 @@ func (c *Chart) hasDomainRules() bool {
 // values, the values rules still run on the rest, and the error is a
 // *Problems with both.
 func Render(req Request) (*Result, error) {
-	proc, err := processValues(req)
-	var vals map[string]any
-	var pos *values.Positions
-	if proc != nil {
-		vals, pos = proc.merged, proc.pos
+	proc, err := mergeValues(req)
+	if err != nil {
+		return nil, err
 	}
+	vals, pos := proc.merged, proc.pos
+	// The templates run while the values are checked, on a copy (a
+	// template may write to .Values): the checks and the render each take
+	// a few milliseconds, and a second core does one. When a check refuses
+	// the values, the render's outcome is dropped unseen, as if it had
+	// never started.
+	rendering := inBackground(func() ([]renderer.Rendered, error) {
+		return renderer.Execute(proc.Chart, values.DeepCopy(vals).(map[string]any), req.Options)
+	})
+	err = proc.validate(req.Chart)
 	var vs schema.Violations
 	if errors.As(err, &vs) && req.Chart.hasDomainRules() {
 		return nil, checkRefused(req.Chart, vals, pos, vs)
@@ -379,7 +469,7 @@ func Render(req Request) (*Result, error) {
 			return nil, &rules.Failed{Findings: kept}
 		}
 	}
-	rendered, err := renderer.Execute(proc.Chart, vals, req.Options)
+	rendered, err := rendering()
 	if err != nil {
 		return nil, err
 	}

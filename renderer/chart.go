@@ -256,6 +256,13 @@ func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
 	if where == "" {
 		c.Where = c.Metadata.Name
 	}
+	sort.Slice(c.Templates, func(i, j int) bool { return c.Templates[i].Name < c.Templates[j].Name })
+	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Name < c.Files[j].Name })
+	if where == "" && len(subcharts) == 0 {
+		// A process renders its chart once, and the template parse is the
+		// longest step before it: it runs while values.yaml is parsed.
+		c.parseAhead(false)
+	}
 	var err error
 	if c.Values, c.ValuesPositions, err = values.ParseYAML(c.Where+"/values.yaml", valuesYAML); err != nil {
 		return nil, err
@@ -273,8 +280,6 @@ func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
 		}
 		c.Dependencies = append(c.Dependencies, sub)
 	}
-	sort.Slice(c.Templates, func(i, j int) bool { return c.Templates[i].Name < c.Templates[j].Name })
-	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Name < c.Files[j].Name })
 	return c, nil
 }
 

@@ -226,11 +226,11 @@ func (pc *parseCache) get(tpls map[string]renderable, strict bool) (*template.Te
 	return ps.t, ps.names, ps.err
 }
 
-// ParseInBackground starts parsing the templates for renders with the given
+// parseAhead starts parsing the templates for renders with the given
 // missing-key mode, so that the first render finds them ready. It returns at
-// once; a render that comes first parses them itself. Only a chart without
+// once; a render that comes first waits for it. Only a chart without
 // subcharts is parsed ahead: which subcharts render depends on the values.
-func (c *Chart) ParseInBackground(strict bool) {
+func (c *Chart) parseAhead(strict bool) {
 	if len(c.Dependencies) > 0 {
 		return
 	}

@@ -158,25 +158,36 @@ func EscapePointer(s string) string {
 // At is the value at pointer in a values tree (maps and lists), nil when
 // there is none.
 func At(doc any, pointer string) any {
+	v, _ := Lookup(doc, pointer)
+	return v
+}
+
+// Lookup is the value at pointer in a values tree (maps and lists), and
+// whether there is one.
+func Lookup(doc any, pointer string) (any, bool) {
 	if pointer == "" || pointer == "/" {
-		return doc
+		return doc, true
 	}
 	for _, seg := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
 		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
 		switch x := doc.(type) {
 		case map[string]any:
-			doc = x[seg]
+			v, ok := x[seg]
+			if !ok {
+				return nil, false
+			}
+			doc = v
 		case []any:
 			i, err := strconv.Atoi(seg)
 			if err != nil || i < 0 || i >= len(x) {
-				return nil
+				return nil, false
 			}
 			doc = x[i]
 		default:
-			return nil
+			return nil, false
 		}
 	}
-	return doc
+	return doc, true
 }
 
 func childPointer(parent, key string) string { return parent + "/" + EscapePointer(key) }

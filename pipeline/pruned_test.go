@@ -1,0 +1,103 @@
+package pipeline
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmrender/llmrender/values"
+)
+
+// The built-in chart is trusted to have defaults its whole schema accepts;
+// pruning the schema of what a render leaves at the defaults rests on it.
+func TestBuiltinDefaultsPassTheirWholeSchema(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs := s.Validate(values.DeepCopy(c.Values).(map[string]any), values.NewPositions()); vs != nil {
+		t.Fatalf("the built-in chart's defaults fail its schema:\n%v", vs)
+	}
+}
+
+// A process's first render validates with the schema pruned to what it
+// changes; it must refuse exactly what the whole schema refuses, with the
+// same messages at the same places, for every example and every bad
+// values file, and for values that change a default deep inside.
+func TestPrunedSchemaRefusesAsTheWhole(t *testing.T) {
+	builtin, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []values.Sources
+	for _, glob := range []string{"../examples/*.yaml", "../examples/*/*.yaml", "../testdata/bad/*.yaml"} {
+		files, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			cases = append(cases, values.Sources{Files: []string{f}})
+		}
+	}
+	for _, set := range []string{
+		"catalog.models.llama-2-7b.params=lots",
+		"catalog.accelerators.cpu.devicesPerNode=-1",
+		"catalog.models.mine.hfRepo=a/b",
+		"storage.size=lots",
+		"model.name=",
+		"global.x=1",
+		"workload=null",
+		"nope=1",
+	} {
+		cases = append(cases, values.Sources{Set: []string{set}})
+	}
+	prunedUsed := 0
+	for _, src := range cases {
+		trusted := &Chart{Chart: builtin.Chart, schema: builtin.schema, trusted: true}
+		whole := &Chart{Chart: builtin.Chart, schema: builtin.schema}
+		_, _, got := Values(Request{Chart: trusted, Sources: src})
+		_, _, want := Values(Request{Chart: whole, Sources: src})
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%v:\nwith the pruned schema: %v\nwith the whole schema: %v", src, got, want)
+		}
+		if trusted.pruned != nil {
+			prunedUsed++
+		}
+	}
+	if prunedUsed < len(cases)/2 {
+		t.Errorf("the pruned schema validated only %d of %d cases", prunedUsed, len(cases))
+	}
+}
+
+// After a first render, a render that changes a value the first left at
+// its default is validated with the whole schema, and from then on every
+// render is.
+func TestPrunedSchemaGivesWayToTheWhole(t *testing.T) {
+	builtin, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Chart{Chart: builtin.Chart, schema: builtin.schema, trusted: true}
+	if _, _, err := Values(Request{Chart: c, Sources: values.Sources{Set: []string{"workload.nodes=2"}}}); err != nil {
+		t.Fatal(err)
+	}
+	first := c.pruned
+	if first == nil {
+		t.Fatal("the first render did not prune the schema")
+	}
+	if _, _, err := Values(Request{Chart: c, Sources: values.Sources{Set: []string{"workload.nodes=3"}}}); err != nil || c.prunedDone {
+		t.Fatalf("a render that changes only what the first changed: %v, pruned schema dropped: %v", err, c.prunedDone)
+	}
+	_, _, err = Values(Request{Chart: c, Sources: values.Sources{Set: []string{"storage.size=lots"}}})
+	if err == nil || !c.prunedDone {
+		t.Fatalf("a change the first left out: %v, pruned schema dropped: %v", err, c.prunedDone)
+	}
+	_, _, err = Values(Request{Chart: c, Sources: values.Sources{Set: []string{"workload.nodes=0"}}})
+	if err == nil {
+		t.Fatal("after the whole schema took over, workload.nodes=0 passed")
+	}
+}
