@@ -448,8 +448,15 @@ func Render(req Request) (*Result, error) {
 	// a few milliseconds, and a second core does one. When a check refuses
 	// the values, the render's outcome is dropped unseen, as if it had
 	// never started.
-	rendering := inBackground(func() ([]renderer.Rendered, error) {
-		return renderer.Execute(proc.Chart, values.DeepCopy(vals).(map[string]any), req.Options)
+	type rendered struct {
+		objs     []*renderer.Object
+		warnings []string
+	}
+	rendering := inBackground(func() (rendered, error) {
+		// Other people's charts get Helm's tolerance of repeated keys and
+		// objects, with a warning.
+		objs, warnings, err := renderer.ExecuteObjects(proc.Chart, values.DeepCopy(vals).(map[string]any), req.Options, !req.Chart.hasDomainRules())
+		return rendered{objs, warnings}, err
 	})
 	err = proc.validate(req.Chart)
 	var vs schema.Violations
@@ -469,22 +476,12 @@ func Render(req Request) (*Result, error) {
 			return nil, &rules.Failed{Findings: kept}
 		}
 	}
-	rendered, err := rendering()
+	out, err := rendering()
 	if err != nil {
 		return nil, err
 	}
-	var objs []*renderer.Object
-	notices := proc.warnings
-	if req.Chart.hasDomainRules() {
-		objs, err = renderer.Manifests(rendered)
-	} else {
-		var warnings []string
-		objs, warnings, err = renderer.ManifestsAsHelm(rendered)
-		notices = append(notices, warnings...)
-	}
-	if err != nil {
-		return nil, err
-	}
+	objs := out.objs
+	notices := append(proc.warnings, out.warnings...)
 	if req.WriteNamespace {
 		ns := req.Options.Namespace
 		if ns == "" {

@@ -67,6 +67,116 @@ func sharedBaseFuncs() template.FuncMap {
 // inside one long function call: at the limit Execute returns, and the
 // abandoned render stops at its next step or charge.
 func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
+	return executeBounded(c, vals, opts, nil)
+}
+
+// ExecuteObjects is Execute followed by Manifests (ManifestsAsHelm when
+// tolerant), with each template's output parsed on a second goroutine
+// while the templates after it run: the two are about equal parts of a
+// render, and a template's output is ready long before the last one is.
+func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) (objs []*Object, warnings []string, err error) {
+	ahead := newParseAhead(c, tolerant)
+	if _, err := executeBounded(c, vals, opts, ahead); err != nil {
+		ahead.abandon()
+		return nil, nil, err
+	}
+	var warn func(string)
+	if tolerant {
+		warn = func(w string) { warnings = append(warnings, w) }
+	}
+	add := objectAdder(false, warn, func(o *Object) error {
+		objs = append(objs, o)
+		return nil
+	})
+	for _, f := range ahead.wait() {
+		for _, p := range f.docs {
+			if err := add(f.name, p); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	SortObjects(objs)
+	return objs, warnings, nil
+}
+
+// parseAhead parses the output of each template as execute hands it over,
+// on a goroutine of its own.
+type parseAhead struct {
+	queue  chan Rendered // room for every template: execute never waits
+	stop   chan struct{}
+	done   chan struct{}
+	parsed []parsedFile
+}
+
+type parsedFile struct {
+	name string
+	docs []parsedDoc
+}
+
+func newParseAhead(c *Chart, tolerant bool) *parseAhead {
+	p := &parseAhead{
+		queue: make(chan Rendered, countTemplates(c)+1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	go func() {
+		defer close(p.done)
+		for {
+			select {
+			case r := <-p.queue:
+				if r.Name == "" {
+					return // the end: every template was handed over
+				}
+				p.parsed = append(p.parsed, parseFile(r, tolerant))
+			case <-p.stop:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+func countTemplates(c *Chart) int {
+	n := len(c.Templates)
+	for _, d := range c.Dependencies {
+		n += countTemplates(d)
+	}
+	return n
+}
+
+// parseFile parses one template's documents, up to the first that fails.
+func parseFile(r Rendered, tolerant bool) (f parsedFile) {
+	f.name = r.Name
+	defer func() {
+		if p := recover(); p != nil {
+			f.docs = append(f.docs, parsedDoc{err: &ManifestError{Template: r.Name, Line: 1, Msg: fmt.Sprintf("parsing failed: %v", p)}})
+		}
+	}()
+	_ = eachParsed(r, tolerant, func(p parsedDoc) error {
+		f.docs = append(f.docs, p)
+		return nil
+	})
+	return f
+}
+
+// add hands over one template's output.
+func (p *parseAhead) add(r Rendered) {
+	if p != nil {
+		p.queue <- r
+	}
+}
+
+// wait returns every template's parsed output, in the order handed over.
+func (p *parseAhead) wait() []parsedFile {
+	p.queue <- Rendered{}
+	<-p.done
+	return p.parsed
+}
+
+// abandon stops the parse of a render that failed.
+func (p *parseAhead) abandon() { close(p.stop) }
+
+func executeBounded(c *Chart, vals map[string]any, opts Options, ahead *parseAhead) ([]Rendered, error) {
 	budget := newBudget(opts.Limits)
 	type result struct {
 		out []Rendered
@@ -81,7 +191,7 @@ func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
 			}
 			done <- r
 		}()
-		r.out, r.err = execute(c, vals, opts, budget)
+		r.out, r.err = execute(c, vals, opts, budget, ahead)
 	}()
 	timer := time.NewTimer(budget.limits.Time + time.Second)
 	defer timer.Stop()
@@ -94,7 +204,7 @@ func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
 	}
 }
 
-func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out []Rendered, err error) {
+func execute(c *Chart, vals map[string]any, opts Options, budget *budget, ahead *parseAhead) (out []Rendered, err error) {
 	caps, err := newCapabilities(opts.KubeVersion, opts.APIVersions)
 	if err != nil {
 		return nil, err
@@ -136,6 +246,7 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget) (out [
 			return nil, cleanExecError(err, name)
 		}
 		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
+		ahead.add(out[len(out)-1])
 	}
 	return out, nil
 }

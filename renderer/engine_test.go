@@ -1,6 +1,8 @@
 package renderer
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -306,5 +308,73 @@ func TestFilesAreConfinedToTheChart(t *testing.T) {
 	got, err := execOne(t, `{{ .Files.Get "files/a.txt" }}`, nil, Options{}, extra)
 	if err != nil || got != "chart file" {
 		t.Errorf("the chart's own file: %q, %v", got, err)
+	}
+}
+
+// ExecuteObjects parses each template's output while the next ones run;
+// it must come to what Execute and then Manifests (or ManifestsAsHelm)
+// come to: the same objects in the same order, the same warnings, and
+// the same first error, a failed template's before any output's.
+func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
+	cm := func(name, extra string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n" + extra
+	}
+	for name, files := range map[string]map[string]string{
+		"objects across templates": {
+			"templates/a.yaml":    cm("a", "data:\n  k: v\n") + "---\n" + cm("b", ""),
+			"templates/b.yaml":    "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n\n---\n# only a comment\n",
+			"templates/_h.tpl":    `{{ define "x" }}y{{ end }}`,
+			"templates/NOTES.txt": "not: [yaml",
+			"templates/c.yaml":    "{{ if false }}nothing{{ end }}",
+		},
+		"a repeated key and a repeated object": {
+			"templates/a.yaml": cm("a", "data:\n  k: v\n  k: w\n"),
+			"templates/b.yaml": cm("a", ""),
+		},
+		"bad output before a failing template": {
+			"templates/a.yaml": "key: [unclosed",
+			"templates/b.yaml": `{{ fail "stop here" }}`,
+		},
+		"bad output after good output": {
+			"templates/a.yaml": cm("a", ""),
+			"templates/b.yaml": "- a list\n",
+			"templates/c.yaml": "not: [yaml",
+		},
+	} {
+		c, err := Load(chartFS(files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tolerant := range []bool{false, true} {
+			var want []*Object
+			var wantWarnings []string
+			rendered, wantErr := Execute(c, c.Values, Options{})
+			if wantErr == nil {
+				if tolerant {
+					want, wantWarnings, wantErr = ManifestsAsHelm(rendered)
+				} else {
+					want, wantErr = Manifests(rendered)
+				}
+			}
+			got, gotWarnings, gotErr := ExecuteObjects(c, c.Values, Options{}, tolerant)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Errorf("%s (tolerant %v): error %v, want %v", name, tolerant, gotErr, wantErr)
+			}
+			if !slices.Equal(gotWarnings, wantWarnings) {
+				t.Errorf("%s (tolerant %v): warnings %q, want %q", name, tolerant, gotWarnings, wantWarnings)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s (tolerant %v): %d objects, want %d", name, tolerant, len(got), len(want))
+			}
+			for i := range got {
+				g, w := *got[i], *want[i]
+				g.Node, w.Node = nil, nil
+				gy, _ := EncodeObject(got[i])
+				wy, _ := EncodeObject(want[i])
+				if g != w || string(gy) != string(wy) {
+					t.Errorf("%s (tolerant %v): object %d is %+v, want %+v", name, tolerant, i, g, w)
+				}
+			}
+		}
 	}
 }

@@ -126,6 +126,55 @@ func EachManifest(files []Rendered, fn func(*Object) error) error {
 
 // With warn, repeated keys and objects are warnings (see ManifestsAsHelm).
 func manifests(rendered []Rendered, inFile bool, warn func(string), fn func(*Object) error) error {
+	add := objectAdder(inFile, warn, fn)
+	for _, r := range rendered {
+		err := eachParsed(r, warn != nil, func(p parsedDoc) error {
+			return add(r.Name, p)
+		})
+		if err != nil {
+			var me *ManifestError
+			if errors.As(err, &me) {
+				me.File = inFile
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// parsedDoc is one document of a template's output (or of a file), parsed.
+type parsedDoc struct {
+	doc      document
+	canon    *yaml.Node // nil for an empty document
+	line     int
+	warnings []string // its repeated keys, when they are tolerated
+	err      error
+}
+
+// eachParsed parses r's documents in order and hands each to fn, stopping
+// at the first that fails to parse (fn sees it, with its error). NOTES.txt
+// is rendered (so its errors surface) but, as in Helm, holds no manifest.
+func eachParsed(r Rendered, tolerant bool, fn func(parsedDoc) error) error {
+	if path.Base(r.Name) == "NOTES.txt" {
+		return nil
+	}
+	return eachDocument(r.Text, func(doc document) error {
+		p := parsedDoc{doc: doc}
+		var warn func(string)
+		if tolerant {
+			warn = func(w string) { p.warnings = append(p.warnings, w) }
+		}
+		p.canon, p.line, p.err = parseObject(r.Name, doc, warn)
+		if err := fn(p); err != nil {
+			return err
+		}
+		return p.err
+	})
+}
+
+// objectAdder turns parsed documents into objects for fn, refusing (or,
+// with warn, warning about) an object rendered twice.
+func objectAdder(inFile bool, warn func(string), fn func(*Object) error) func(source string, p parsedDoc) error {
 	seen := map[string]string{}
 	add := func(source string, obj *Object) error {
 		key := obj.APIVersion + " " + obj.ID()
@@ -138,33 +187,22 @@ func manifests(rendered []Rendered, inFile bool, warn func(string), fn func(*Obj
 		seen[key] = source
 		return fn(obj)
 	}
-	for _, r := range rendered {
-		if path.Base(r.Name) == "NOTES.txt" {
-			continue // rendered (so its errors surface) but, as in Helm, not a manifest
+	return func(source string, p parsedDoc) error {
+		for _, w := range p.warnings {
+			warn(w)
 		}
-		err := eachDocument(r.Text, func(doc document) error {
-			canon, line, err := parseObject(r.Name, doc, warn)
-			if err != nil || canon == nil {
-				return err
-			}
-			if inFile && yamlnode.Scalar(canon, "kind") == "List" && yamlnode.Scalar(canon, "apiVersion") == "v1" {
-				return listItems(r.Name, doc, canon, line, func(item *Object) error { return add(r.Name, item) })
-			}
-			obj, err := newObject(r.Name, canon, line)
-			if err != nil {
-				return err
-			}
-			return add(r.Name, obj)
-		})
+		if p.err != nil || p.canon == nil {
+			return p.err
+		}
+		if inFile && yamlnode.Scalar(p.canon, "kind") == "List" && yamlnode.Scalar(p.canon, "apiVersion") == "v1" {
+			return listItems(source, p.doc, p.canon, p.line, func(item *Object) error { return add(source, item) })
+		}
+		obj, err := newObject(source, p.canon, p.line)
 		if err != nil {
-			var me *ManifestError
-			if errors.As(err, &me) {
-				me.File = inFile
-			}
 			return err
 		}
+		return add(source, obj)
 	}
-	return nil
 }
 
 // listItems hands each item of a List to fn as an object of its own.

@@ -28,12 +28,8 @@ import (
 // to an anchor), an anchor, a nested $id, or JSON it does not read. The
 // caller then compiles the whole document.
 func Prune(doc []byte, keep func(pointer string) bool) (out []byte, pruned []string, ok bool) {
-	for _, unsafe := range []string{`"$anchor"`, `"$dynamicAnchor"`, `"$recursiveAnchor"`, `"$dynamicRef"`, `"$recursiveRef"`} {
-		if bytes.Contains(doc, []byte(unsafe)) {
-			return nil, nil, false
-		}
-	}
-	if bytes.Count(doc, []byte(`"$id"`)) > 1 {
+	refs, ok := dollarKeys(doc)
+	if !ok {
 		return nil, nil, false
 	}
 	p := pruner{doc: doc}
@@ -59,29 +55,26 @@ func Prune(doc []byte, keep func(pointer string) bool) (out []byte, pruned []str
 
 	// What is left refers to definitions: keep those, and the ones they
 	// refer to in turn.
-	outside := []span{{0, len(doc)}}
+	excluded := slices.Clone(p.replaced)
 	for _, d := range defs {
 		for _, m := range d {
-			outside = cut(outside, span{m.start, m.end})
+			excluded = append(excluded, span{m.start, m.end})
 		}
 	}
-	for _, r := range p.replaced {
-		outside = cut(outside, r)
-	}
+	outside := complement(excluded, len(doc))
 	needed := map[string]bool{}
 	queue := outside
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		refs, ok := refsIn(doc[s.start:s.end])
-		if !ok {
-			return nil, nil, false
-		}
-		for _, ref := range refs {
-			if ref == "#" {
+		for _, r := range refs {
+			if r.at < s.start || r.at >= s.end {
 				continue
 			}
-			key, name, ok := definitionRef(ref)
+			if r.ref == "#" {
+				continue
+			}
+			key, name, ok := definitionRef(r.ref)
 			if !ok {
 				return nil, nil, false
 			}
@@ -250,15 +243,23 @@ func skipValue(doc []byte, i int) (int, bool) {
 }
 
 func skipString(doc []byte, i int) (int, bool) {
-	for j := i + 1; j < len(doc); j++ {
-		switch doc[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; ; {
+		q := bytes.IndexByte(doc[j:], '"')
+		if q < 0 {
+			return 0, false
+		}
+		j += q
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		escapes := 0
+		for k := j - 1; k > i && doc[k] == '\\'; k-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
 			return j + 1, true
 		}
+		j++
 	}
-	return 0, false
 }
 
 func skipSpace(doc []byte, i int) int {
@@ -268,48 +269,77 @@ func skipSpace(doc []byte, i int) int {
 	return i
 }
 
-// cut removes r from the spans.
-func cut(spans []span, r span) []span {
+// complement is what of [0, size) the spans, which do not overlap, leave.
+func complement(spans []span, size int) []span {
+	slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
 	var out []span
+	at := 0
 	for _, s := range spans {
-		if r.end <= s.start || r.start >= s.end {
-			out = append(out, s)
-			continue
+		if s.start > at {
+			out = append(out, span{at, s.start})
 		}
-		if s.start < r.start {
-			out = append(out, span{s.start, r.start})
-		}
-		if r.end < s.end {
-			out = append(out, span{r.end, s.end})
-		}
+		at = max(at, s.end)
+	}
+	if at < size {
+		out = append(out, span{at, size})
 	}
 	return out
 }
 
-// refsIn lists the $ref values in text; ok is false when a "$ref" is not
-// followed by a plain string.
-func refsIn(text []byte) (refs []string, ok bool) {
-	key := []byte(`"$ref"`)
-	for {
-		i := bytes.Index(text, key)
-		if i < 0 {
+// ref is a "$ref" of the document: where its key starts, and its value.
+type ref struct {
+	at  int
+	ref string
+}
+
+// dollarKeys finds every "$ref" of doc, with its value. ok is false when
+// doc has what would let one part of the schema reach into another other
+// than through a $ref to a definition: an anchor, a dynamic or recursive
+// reference, or an $id below the root; or a "$ref" that is not followed by
+// a plain string. It looks at every "$", which JSON keywords alone start
+// with, and is wrong only towards caution: "$anchor" as a value refuses.
+func dollarKeys(doc []byte) (refs []ref, ok bool) {
+	ids := 0
+	for i := 0; ; {
+		j := bytes.IndexByte(doc[i:], '$')
+		if j < 0 {
 			return refs, true
 		}
-		text = text[i+len(key):]
-		j := skipSpace(text, 0)
-		if j >= len(text) || text[j] != ':' {
+		i += j
+		if i == 0 || doc[i-1] != '"' {
+			i++
+			continue
+		}
+		end := bytes.IndexByte(doc[i:], '"')
+		if end < 0 {
 			return nil, false
 		}
-		j = skipSpace(text, j+1)
-		if j >= len(text) || text[j] != '"' {
+		word := string(doc[i : i+end])
+		next := i + end + 1
+		switch word {
+		case "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$dynamicRef", "$recursiveRef":
 			return nil, false
+		case "$id":
+			if ids++; ids > 1 {
+				return nil, false
+			}
+		case "$ref":
+			k := skipSpace(doc, next)
+			if k >= len(doc) || doc[k] != ':' {
+				return nil, false
+			}
+			k = skipSpace(doc, k+1)
+			if k >= len(doc) || doc[k] != '"' {
+				return nil, false
+			}
+			v := bytes.IndexAny(doc[k+1:], `"\`)
+			if v < 0 || doc[k+1+v] != '"' {
+				return nil, false
+			}
+			refs = append(refs, ref{at: i - 1, ref: string(doc[k+1 : k+1+v])})
+			next = k + 2 + v
 		}
-		end := bytes.IndexAny(text[j+1:], `"\`)
-		if end < 0 || text[j+1+end] != '"' {
-			return nil, false
-		}
-		refs = append(refs, string(text[j+1:j+1+end]))
-		text = text[j+2+end:]
+		i = next
 	}
 }
 
