@@ -2,10 +2,14 @@ package renderer
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"text/template"
+
+	"github.com/llmrender/llmrender/charts/llm"
 )
 
 // chartFS builds a chart from file contents; Chart.yaml is added when absent.
@@ -376,5 +380,83 @@ func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Parsing each template on its own, in parallel, and adding the trees in
+// Helm's order makes the same set as parsing them in that order: the same
+// templates, a later `define` of a name replacing an earlier one, an empty
+// one not, and the same error when one does not parse.
+func TestParseEachIsParseInOrder(t *testing.T) {
+	builtin, err := Load(llm.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtinFiles := map[string]string{}
+	for _, f := range builtin.Templates {
+		builtinFiles[f.Name] = string(f.Data)
+	}
+	for name, files := range map[string]map[string]string{
+		"the built-in chart": builtinFiles,
+		"redefinitions": {
+			"templates/_a.tpl": `{{ define "x" }}from a{{ end }}{{ define "y" }}y from a{{ end }}`,
+			"templates/_b.tpl": `{{ define "x" }}from b{{ end }}{{ define "y" }}{{ end }}`,
+			"templates/c.yaml": `{{ template "x" }} {{ template "y" }} {{ include "x" . }}`,
+			"templates/d.yaml": `{{- /* only a comment */ -}}`,
+		},
+		"a template that does not parse": {
+			"templates/a.yaml": `{{ .Values.x }}`,
+			"templates/b.yaml": `{{ if }}`,
+			"templates/c.yaml": `{{ nosuchfunction }}`,
+		},
+	} {
+		c, err := Load(chartFS(files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpls := map[string]renderable{}
+		collect(c, "", true, map[string]any{}, tpls)
+		names := slices.Sorted(maps.Keys(tpls))
+		slices.Reverse(names)
+		set := func() *template.Template {
+			t := template.New(tplName)
+			t.Funcs(sharedBaseFuncs())
+			bindFuncs(t, newRenderState(newBudget(Limits{})))
+			return t
+		}
+		inOrder, each := set(), set()
+		wantErr := parseInOrder(inOrder, names, tpls)
+		gotErr := parseInto(each, names, tpls)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: error %v, want %v", name, gotErr, wantErr)
+		}
+		if wantErr != nil {
+			continue
+		}
+		trees := func(t *template.Template) map[string]string {
+			out := map[string]string{}
+			for _, tt := range t.Templates() {
+				if tt.Tree != nil {
+					out[tt.Name()] = tt.Tree.ParseName + ": " + tt.Tree.Root.String()
+				}
+			}
+			return out
+		}
+		if got, want := trees(each), trees(inOrder); !maps.Equal(got, want) {
+			t.Errorf("%s: parsed each on its own:\n%v\nin order:\n%v", name, got, want)
+		}
+	}
+}
+
+// Every name in textTemplateBuiltins is one of text/template's own
+// functions: a template that calls it parses with no functions given.
+func TestTextTemplateBuiltins(t *testing.T) {
+	for name := range textTemplateBuiltins {
+		if _, err := template.New("x").Parse("{{ " + name + " }}"); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := template.New("x").Parse("{{ notabuiltin }}"); err == nil {
+		t.Error("a name that is no builtin parses: the check above proves nothing")
 	}
 }
