@@ -264,7 +264,7 @@ func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
 		c.parseAhead(false)
 	}
 	var err error
-	if c.Values, c.ValuesPositions, err = values.ParseYAML(c.Where+"/values.yaml", valuesYAML); err != nil {
+	if c.Values, c.ValuesPositions, err = values.ParseYAMLPositionsLater(c.Where+"/values.yaml", valuesYAML); err != nil {
 		return nil, err
 	}
 	for _, dir := range values.SortedKeys(subcharts) {

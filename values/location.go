@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Location says where a value came from: a line and column in a file, or a
@@ -42,6 +43,17 @@ type Positions struct {
 	Values map[string]Location
 	Keys   map[string]Location
 	base   *Positions
+
+	lazy     func() *Positions // computes the base on first use (see ParseYAMLPositionsLater)
+	lazyOnce sync.Once
+}
+
+// under is the base, computed first when it is lazy.
+func (p *Positions) under() *Positions {
+	if p.lazy != nil {
+		p.lazyOnce.Do(func() { p.base = p.lazy() })
+	}
+	return p.base
 }
 
 // NewPositions returns empty positions.
@@ -65,7 +77,7 @@ func (p *Positions) OverlayAt(prefix string, other *Positions) {
 	if other == nil {
 		return
 	}
-	p.OverlayAt(prefix, other.base)
+	p.OverlayAt(prefix, other.under())
 	for k, v := range other.Values {
 		p.Values[prefix+k] = v
 	}
@@ -90,12 +102,12 @@ func (p *Positions) FillAt(prefix string, other *Positions) {
 			p.Keys[prefix+k] = v
 		}
 	}
-	p.FillAt(prefix, other.base)
+	p.FillAt(prefix, other.under())
 }
 
 // ValueAt is where the value at exactly pointer was written.
 func (p *Positions) ValueAt(pointer string) (Location, bool) {
-	for q := p; q != nil; q = q.base {
+	for q := p; q != nil; q = q.under() {
 		if loc, ok := q.Values[pointer]; ok {
 			return loc, true
 		}
@@ -105,7 +117,7 @@ func (p *Positions) ValueAt(pointer string) (Location, bool) {
 
 // KeyAt is where the key naming exactly pointer was written.
 func (p *Positions) KeyAt(pointer string) (Location, bool) {
-	for q := p; q != nil; q = q.base {
+	for q := p; q != nil; q = q.under() {
 		if loc, ok := q.Keys[pointer]; ok {
 			return loc, true
 		}
@@ -200,8 +212,8 @@ func (p *Positions) Sub(prefix string) *Positions {
 		return p
 	}
 	out := NewPositions()
-	if p.base != nil {
-		out = p.base.Sub(prefix)
+	if base := p.under(); base != nil {
+		out = base.Sub(prefix)
 	}
 	for k, v := range p.Values {
 		if rest, ok := strings.CutPrefix(k, prefix); ok && (rest == "" || rest[0] == '/') {

@@ -42,7 +42,28 @@ func (e *Error) Error() string { return e.Loc.String() + ": " + e.Msg }
 // bits, custom tags, non-finite numbers, more than one document, and alias
 // expansion beyond MaxNodes. Unquoted dates stay the string that was written.
 func ParseYAML(name string, data []byte) (map[string]any, *Positions, error) {
-	pos := NewPositions()
+	return parseYAML(name, data, NewPositions())
+}
+
+// ParseYAMLPositionsLater is ParseYAML for a document whose positions are
+// seldom asked for (a chart's own values.yaml: only a message about a
+// default names one): the values are read now, with every check, and the
+// positions, thousands of pointers, on the first lookup.
+func ParseYAMLPositionsLater(name string, data []byte) (map[string]any, *Positions, error) {
+	vals, _, err := parseYAML(name, data, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	later := &Positions{Values: map[string]Location{}, Keys: map[string]Location{}}
+	later.lazy = func() *Positions {
+		_, pos, _ := ParseYAML(name, data) // read once without error
+		return pos
+	}
+	return vals, later, nil
+}
+
+// parseYAML reads the document, recording positions in pos unless it is nil.
+func parseYAML(name string, data []byte, pos *Positions) (map[string]any, *Positions, error) {
 	if !utf8.Valid(data) {
 		return nil, nil, &Error{Loc: Location{File: name}, Msg: "not valid UTF-8 text"}
 	}
@@ -145,6 +166,22 @@ type converter struct {
 	nodes int
 }
 
+// childPointer and indexPointer build the pointers positions are kept
+// under; without positions there is nothing to build.
+func (c *converter) childPointer(parent, key string) string {
+	if c.pos == nil {
+		return ""
+	}
+	return childPointer(parent, key)
+}
+
+func (c *converter) indexPointer(parent string, i int) string {
+	if c.pos == nil {
+		return ""
+	}
+	return indexPointer(parent, i)
+}
+
 func (c *converter) loc(n *yaml.Node) Location {
 	return Location{File: c.file, Line: n.Line, Column: n.Column}
 }
@@ -179,8 +216,10 @@ func (c *converter) convert(n *yaml.Node, ptr string, depth int) (any, error) {
 	if depth > MaxDepth {
 		return nil, c.errorf(n, "nested more than %d levels deep", MaxDepth)
 	}
-	if _, seen := c.pos.Values[ptr]; !seen {
-		c.pos.Values[ptr] = c.loc(n)
+	if c.pos != nil {
+		if _, seen := c.pos.Values[ptr]; !seen {
+			c.pos.Values[ptr] = c.loc(n)
+		}
 	}
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
@@ -194,7 +233,7 @@ func (c *converter) convert(n *yaml.Node, ptr string, depth int) (any, error) {
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for i, item := range n.Content {
-			v, err := c.convert(item, indexPointer(ptr, i), depth+1)
+			v, err := c.convert(item, c.indexPointer(ptr, i), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -225,8 +264,10 @@ func (c *converter) mapping(n *yaml.Node, ptr string, depth int) (any, error) {
 			return nil, c.errorf(k, "duplicate key %s (first defined at line %d); YAML keeps only one of them", redact.Quote(key), first.Line)
 		}
 		where[key] = k
-		child := childPointer(ptr, key)
-		c.pos.Keys[child] = c.loc(k)
+		child := c.childPointer(ptr, key)
+		if c.pos != nil {
+			c.pos.Keys[child] = c.loc(k)
+		}
 		val, err := c.convert(v, child, depth+1)
 		if err != nil {
 			return nil, err

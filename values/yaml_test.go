@@ -1,6 +1,8 @@
 package values
 
 import (
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,6 +169,50 @@ func TestSyntaxErrorLines(t *testing.T) {
 		}
 		if line, msg := SyntaxErrorLine(err); line != c.line {
 			t.Errorf("%q: line %d (%s), want %d", c.src, line, msg, c.line)
+		}
+	}
+}
+
+// ParseYAMLPositionsLater reads the same values as ParseYAML, refuses the
+// same documents with the same errors, and, asked, knows the same
+// positions, through every way positions are read.
+func TestParseYAMLPositionsLaterIsParseYAML(t *testing.T) {
+	docs := []string{
+		"a: 1\nb:\n  c: [x, {d: 2}]\n  'e/f': ~\nlist:\n  - one\n  - two: 2\n",
+		"base: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\n",
+		"a: 1\na: 2\n",
+		"a: yes\n",
+		"- not a map\n",
+		"a: [unclosed\n",
+		"",
+	}
+	for _, doc := range docs {
+		wantVals, wantPos, wantErr := ParseYAML("v.yaml", []byte(doc))
+		gotVals, gotPos, gotErr := ParseYAMLPositionsLater("v.yaml", []byte(doc))
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(gotVals, wantVals) {
+			t.Errorf("%q: got %v, %v; want %v, %v", doc, gotVals, gotErr, wantVals, wantErr)
+			continue
+		}
+		if wantErr != nil {
+			continue
+		}
+		over := NewPositionsOver(gotPos)
+		for ptr, want := range wantPos.Values {
+			if got, ok := over.ValueAt(ptr); !ok || got != want {
+				t.Errorf("%q: value %s at %v, want %v", doc, ptr, got, want)
+			}
+		}
+		for ptr, want := range wantPos.Keys {
+			if got, ok := over.KeyAt(ptr); !ok || got != want {
+				t.Errorf("%q: key %s at %v, want %v", doc, ptr, got, want)
+			}
+		}
+		filled := NewPositions()
+		filled.FillAt("/sub", gotPos)
+		overlaid := NewPositions()
+		overlaid.Overlay(gotPos)
+		if len(filled.Values) != len(wantPos.Values) || len(overlaid.Values) != len(wantPos.Values) || len(gotPos.Sub("/b").Values) != len(wantPos.Sub("/b").Values) {
+			t.Errorf("%q: FillAt, Overlay or Sub lost positions", doc)
 		}
 	}
 }
