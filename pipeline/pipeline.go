@@ -458,6 +458,9 @@ func Render(req Request) (*Result, error) {
 		objs, warnings, err := renderer.ExecuteObjects(proc.Chart, values.DeepCopy(vals).(map[string]any), req.Options, !req.Chart.hasDomainRules())
 		return rendered{objs, warnings}, err
 	})
+	// The checks wait for the template parse (it runs on every core) and
+	// then run beside the templates, which wait for nothing else.
+	proc.Chart.AwaitParse()
 	err = proc.validate(req.Chart)
 	var vs schema.Violations
 	if errors.As(err, &vs) && req.Chart.hasDomainRules() {

@@ -438,6 +438,18 @@ var textTemplateBuiltins = map[string]any{
 	"eq": true, "ge": true, "gt": true, "le": true, "lt": true, "ne": true,
 }
 
+// AwaitParse returns once the template parse that Load started ahead, if
+// any, is done: work that can wait for it then leaves it both cores.
+func (c *Chart) AwaitParse() {
+	owner := c
+	if c.origin != nil {
+		owner = c.origin
+	}
+	// The parse holds the lock while it runs: taking it is the wait.
+	owner.parsed.mu.Lock()
+	owner.parsed.mu.Unlock()
+}
+
 // tplName names the set's root template, and the text given to tpl, as in
 // Helm.
 const tplName = "gotpl"
