@@ -32,8 +32,7 @@ type Chart struct {
 
 	// trusted: the chart's defaults are known to pass its whole schema
 	// (the built-in chart's, which a test holds to it). A render then
-	// needs only the schemas of the top-level values it changes: see
-	// prunedSchema.
+	// needs only the schemas of the values it changes: see prunedSchema.
 	trusted    bool
 	prunedMu   sync.Mutex
 	pruned     *pruned
@@ -192,7 +191,12 @@ func Values(req Request) (map[string]any, *values.Positions, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return v.merged, v.pos, v.validate(req.Chart)
+	err = v.validate(req.Chart)
+	var vs schema.Violations
+	if err != nil && !errors.As(err, &vs) {
+		return nil, nil, err
+	}
+	return v.merged, v.pos, err
 }
 
 // processed is the request's values after Helm's dependency processing,

@@ -79,9 +79,9 @@ func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
 // while the templates after it run: the two are about equal parts of a
 // render, and a template's output is ready long before the last one is.
 func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) (objs []*Object, warnings []string, err error) {
-	ahead := newParseAhead(c, tolerant)
-	if _, err := executeBounded(c, vals, opts, ahead); err != nil {
-		ahead.abandon()
+	outputs := newOutputParser(c, tolerant)
+	if _, err := executeBounded(c, vals, opts, outputs); err != nil {
+		outputs.abandon()
 		return nil, nil, err
 	}
 	var warn func(string)
@@ -92,7 +92,7 @@ func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) 
 		objs = append(objs, o)
 		return nil
 	})
-	for _, f := range ahead.wait() {
+	for _, f := range outputs.wait() {
 		for _, p := range f.docs {
 			if err := add(f.name, p); err != nil {
 				return nil, nil, err
@@ -103,9 +103,9 @@ func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) 
 	return objs, warnings, nil
 }
 
-// parseAhead parses the output of each template as execute hands it over,
-// on a goroutine of its own.
-type parseAhead struct {
+// outputParser parses the output of each template as execute hands it
+// over, on a goroutine of its own.
+type outputParser struct {
 	queue  chan Rendered // room for every template: execute never waits
 	stop   chan struct{}
 	done   chan struct{}
@@ -117,8 +117,8 @@ type parsedFile struct {
 	docs []parsedDoc
 }
 
-func newParseAhead(c *Chart, tolerant bool) *parseAhead {
-	p := &parseAhead{
+func newOutputParser(c *Chart, tolerant bool) *outputParser {
+	p := &outputParser{
 		queue: make(chan Rendered, countTemplates(c)+1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -164,23 +164,23 @@ func parseFile(r Rendered, tolerant bool) (f parsedFile) {
 }
 
 // add hands over one template's output.
-func (p *parseAhead) add(r Rendered) {
+func (p *outputParser) add(r Rendered) {
 	if p != nil {
 		p.queue <- r
 	}
 }
 
 // wait returns every template's parsed output, in the order handed over.
-func (p *parseAhead) wait() []parsedFile {
+func (p *outputParser) wait() []parsedFile {
 	p.queue <- Rendered{}
 	<-p.done
 	return p.parsed
 }
 
 // abandon stops the parse of a render that failed.
-func (p *parseAhead) abandon() { close(p.stop) }
+func (p *outputParser) abandon() { close(p.stop) }
 
-func executeBounded(c *Chart, vals map[string]any, opts Options, ahead *parseAhead) ([]Rendered, error) {
+func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *outputParser) ([]Rendered, error) {
 	budget := newBudget(opts.Limits)
 	type result struct {
 		out []Rendered
@@ -195,7 +195,7 @@ func executeBounded(c *Chart, vals map[string]any, opts Options, ahead *parseAhe
 			}
 			done <- r
 		}()
-		r.out, r.err = execute(c, vals, opts, budget, ahead)
+		r.out, r.err = execute(c, vals, opts, budget, outputs)
 	}()
 	timer := time.NewTimer(budget.limits.Time + time.Second)
 	defer timer.Stop()
@@ -208,7 +208,7 @@ func executeBounded(c *Chart, vals map[string]any, opts Options, ahead *parseAhe
 	}
 }
 
-func execute(c *Chart, vals map[string]any, opts Options, budget *budget, ahead *parseAhead) (out []Rendered, err error) {
+func execute(c *Chart, vals map[string]any, opts Options, budget *budget, outputs *outputParser) (out []Rendered, err error) {
 	caps, err := newCapabilities(opts.KubeVersion, opts.APIVersions)
 	if err != nil {
 		return nil, err
@@ -250,7 +250,7 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget, ahead 
 			return nil, cleanExecError(err, name)
 		}
 		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
-		ahead.add(out[len(out)-1])
+		outputs.add(out[len(out)-1])
 	}
 	return out, nil
 }
@@ -344,7 +344,7 @@ func (pc *parseCache) get(tpls map[string]renderable, strict bool) (*template.Te
 // parseAhead starts parsing the templates for renders with the given
 // missing-key mode, so that the first render finds them ready. It returns at
 // once; a render that comes first waits for it. Only a chart without
-// subcharts is parsed ahead: which subcharts render depends on the values.
+// subcharts is parsed outputs: which subcharts render depends on the values.
 func (c *Chart) parseAhead(strict bool) {
 	if len(c.Dependencies) > 0 {
 		return
@@ -438,7 +438,7 @@ var textTemplateBuiltins = map[string]any{
 	"eq": true, "ge": true, "gt": true, "le": true, "lt": true, "ne": true,
 }
 
-// AwaitParse returns once the template parse that Load started ahead, if
+// AwaitParse returns once the template parse that Load started outputs, if
 // any, is done: work that can wait for it then leaves it both cores.
 func (c *Chart) AwaitParse() {
 	owner := c
