@@ -344,7 +344,7 @@ func (pc *parseCache) get(tpls map[string]renderable, strict bool) (*template.Te
 // parseAhead starts parsing the templates for renders with the given
 // missing-key mode, so that the first render finds them ready. It returns at
 // once; a render that comes first waits for it. Only a chart without
-// subcharts is parsed outputs: which subcharts render depends on the values.
+// subcharts is parsed ahead: which subcharts render depends on the values.
 func (c *Chart) parseAhead(strict bool) {
 	if len(c.Dependencies) > 0 {
 		return
@@ -438,7 +438,7 @@ var textTemplateBuiltins = map[string]any{
 	"eq": true, "ge": true, "gt": true, "le": true, "lt": true, "ne": true,
 }
 
-// AwaitParse returns once the template parse that Load started outputs, if
+// AwaitParse returns once the template parse that Load started ahead, if
 // any, is done: work that can wait for it then leaves it both cores.
 func (c *Chart) AwaitParse() {
 	owner := c
