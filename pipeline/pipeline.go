@@ -450,8 +450,12 @@ func Render(req Request) (*Result, error) {
 	// The templates run while the values are checked, on a copy (a
 	// template may write to .Values): the checks and the render each take
 	// a few milliseconds, and a second core does one. When a check refuses
-	// the values, the render's outcome is dropped unseen, as if it had
-	// never started.
+	// the values, the render is stopped and its outcome dropped unseen, as
+	// if it had never started.
+	stop := make(chan struct{})
+	defer close(stop)
+	opts := req.Options
+	opts.Stop = stop
 	type rendered struct {
 		objs     []*renderer.Object
 		warnings []string
@@ -459,7 +463,7 @@ func Render(req Request) (*Result, error) {
 	rendering := inBackground(func() (rendered, error) {
 		// Other people's charts get Helm's tolerance of repeated keys and
 		// objects, with a warning.
-		objs, warnings, err := renderer.ExecuteObjects(proc.Chart, values.DeepCopy(vals).(map[string]any), req.Options, !req.Chart.hasDomainRules())
+		objs, warnings, err := renderer.ExecuteObjects(proc.Chart, values.DeepCopy(vals).(map[string]any), opts, !req.Chart.hasDomainRules())
 		return rendered{objs, warnings}, err
 	})
 	// The checks wait for the template parse (it runs on every core) and

@@ -36,7 +36,14 @@ type Options struct {
 	// RefuseNondeterministic makes the random and clock functions
 	// (NonDeterministic) errors, instead of seeded and reading Now.
 	RefuseNondeterministic bool
+	// Stop, when closed, abandons the render: it stops at its next step,
+	// and Execute returns ErrStopped. A caller that no longer wants the
+	// render's outcome (its values were refused) closes it.
+	Stop <-chan struct{}
 }
+
+// ErrStopped is the error of a render abandoned through Options.Stop.
+var ErrStopped = errors.New("the render was stopped")
 
 // Rendered is the text one template produced.
 type Rendered struct {
@@ -205,6 +212,9 @@ func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *output
 	case <-timer.C:
 		budget.abandon()
 		return nil, fmt.Errorf("%s: %w", c.Metadata.Name, &LimitError{fmt.Sprintf("the render takes longer than %v", budget.limits.Time)})
+	case <-opts.Stop:
+		budget.abandon()
+		return nil, ErrStopped
 	}
 }
 

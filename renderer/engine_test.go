@@ -1,6 +1,7 @@
 package renderer
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -458,5 +459,24 @@ func TestTextTemplateBuiltins(t *testing.T) {
 	}
 	if _, err := template.New("x").Parse("{{ notabuiltin }}"); err == nil {
 		t.Error("a name that is no builtin parses: the check above proves nothing")
+	}
+}
+
+// A render whose Stop is closed is abandoned: ExecuteObjects returns
+// ErrStopped without waiting for a render that would take long.
+func TestStoppedRenderReturnsErrStopped(t *testing.T) {
+	c, err := Load(chartFS(map[string]string{
+		"templates/slow.yaml": `{{ range until 900000 }}{{ sha256sum "x" | trunc 0 }}{{ end }}`,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if _, _, err := ExecuteObjects(c, c.Values, Options{Stop: stop}, false); !errors.Is(err, ErrStopped) {
+		t.Fatalf("got %v, want ErrStopped", err)
+	}
+	if _, err := Execute(c, c.Values, Options{Stop: stop}); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Execute: got %v, want ErrStopped", err)
 	}
 }
