@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"text/template"
 	"text/template/parse"
@@ -698,16 +699,9 @@ func splitFunc(b *budget, name string, orig any) any {
 	panic("splitFunc: unexpected signature for " + name)
 }
 
-// sprigFuncs is sprig's function map, built once.
-var sprigFuncs = func() func() template.FuncMap {
-	var m template.FuncMap
-	return func() template.FuncMap {
-		if m == nil {
-			m = sprig.TxtFuncMap()
-		}
-		return m
-	}
-}()
+// sprigFuncs is sprig's function map, built once, by whichever render or
+// parse, on whatever goroutine, asks first.
+var sprigFuncs = sync.OnceValue(sprig.TxtFuncMap)
 
 // mul is a*b for sizes, saturating instead of overflowing; negative
 // factors count as zero.
