@@ -162,6 +162,11 @@ type Request struct {
 	// chart other than the built-in one; without it they are warnings
 	// (the built-in chart's rules always stop it).
 	EnforceRules bool
+	// Batched says other renders run beside this one on every core (one
+	// values file of many): the values are checked before the templates
+	// run instead of beside them, which would only cost a copy of the
+	// values and a refused file's render.
+	Batched bool
 	// PostRender, when set, transforms the rendered objects (a kustomize
 	// overlay) before the manifest rules check them.
 	PostRender func([]*renderer.Object) ([]*renderer.Object, error)
@@ -451,7 +456,8 @@ func Render(req Request) (*Result, error) {
 	// template may write to .Values): the checks and the render each take
 	// a few milliseconds, and a second core does one. When a check refuses
 	// the values, the render is stopped and its outcome dropped unseen, as
-	// if it had never started.
+	// if it had never started. A batch has no idle core: its renders start
+	// once the checks pass, on the values themselves.
 	stop := make(chan struct{})
 	defer close(stop)
 	opts := req.Options
@@ -460,12 +466,18 @@ func Render(req Request) (*Result, error) {
 		objs     []*renderer.Object
 		warnings []string
 	}
-	rendering := inBackground(func() (rendered, error) {
-		// Other people's charts get Helm's tolerance of repeated keys and
-		// objects, with a warning.
-		objs, warnings, err := renderer.ExecuteObjects(proc.Chart, values.DeepCopy(vals).(map[string]any), opts, !req.Chart.hasDomainRules())
-		return rendered{objs, warnings}, err
-	})
+	render := func(vals map[string]any) func() (rendered, error) {
+		return inBackground(func() (rendered, error) {
+			// Other people's charts get Helm's tolerance of repeated keys
+			// and objects, with a warning.
+			objs, warnings, err := renderer.ExecuteObjects(proc.Chart, vals, opts, !req.Chart.hasDomainRules())
+			return rendered{objs, warnings}, err
+		})
+	}
+	var rendering func() (rendered, error)
+	if !req.Batched {
+		rendering = render(values.DeepCopy(vals).(map[string]any))
+	}
 	// The checks wait for the template parse (it runs on every core) and
 	// then run beside the templates, which wait for nothing else.
 	proc.Chart.AwaitParse()
@@ -486,6 +498,9 @@ func Render(req Request) (*Result, error) {
 		if kept, _ := rules.Apply(rules.Only(findings, rules.Error), waive); len(kept) > 0 {
 			return nil, &rules.Failed{Findings: kept}
 		}
+	}
+	if rendering == nil {
+		rendering = render(vals)
 	}
 	out, err := rendering()
 	if err != nil {

@@ -95,6 +95,7 @@ func renderEach(env *environment, e eachFlag, req pipeline.Request, use func(*va
 			defer wg.Done()
 			for i := range next {
 				r := req
+				r.Batched = true
 				r.Sources.Files = append(slices.Clone(req.Sources.Files), sets[i].file)
 				sets[i].res, sets[i].err = pipeline.Render(r)
 				if sets[i].err == nil && use != nil {

@@ -1,0 +1,50 @@
+package pipeline
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/values"
+)
+
+// A batched render checks the values before the templates run instead of
+// beside them; what it returns is the same: objects, warnings and errors,
+// for every example and every bad values file.
+func TestBatchedRenderIsRender(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, glob := range []string{"../examples/*.yaml", "../examples/*/*.yaml", "../testdata/bad/*.yaml"} {
+		more, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, more...)
+	}
+	show := func(res *Result, err error) string {
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		out := fmt.Sprint(res.Warnings, res.Waived, res.Notices)
+		for _, o := range res.Objects {
+			y, err := renderer.EncodeObject(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out += "\n---\n" + string(y)
+		}
+		return out
+	}
+	for _, f := range files {
+		req := Request{Chart: c, Sources: values.Sources{Files: []string{f}}}
+		want := show(Render(req))
+		req.Batched = true
+		if got := show(Render(req)); got != want {
+			t.Errorf("%s: batched:\n%s\nalone:\n%s", f, got, want)
+		}
+	}
+}
