@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/llmrender/llmrender/renderer"
@@ -16,14 +15,6 @@ func TestBatchedRenderIsRender(t *testing.T) {
 	c, err := BuiltinChart()
 	if err != nil {
 		t.Fatal(err)
-	}
-	var files []string
-	for _, glob := range []string{"../examples/*.yaml", "../examples/*/*.yaml", "../testdata/bad/*.yaml"} {
-		more, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, more...)
 	}
 	show := func(res *Result, err error) string {
 		if err != nil {
@@ -39,7 +30,7 @@ func TestBatchedRenderIsRender(t *testing.T) {
 		}
 		return out
 	}
-	for _, f := range files {
+	for _, f := range exampleAndBadFiles(t) {
 		req := Request{Chart: c, Sources: values.Sources{Files: []string{f}}}
 		want := show(Render(req))
 		req.Batched = true

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -24,6 +25,25 @@ func TestBuiltinDefaultsPassTheirWholeSchema(t *testing.T) {
 	}
 }
 
+// exampleAndBadFiles lists every example values file and every file of
+// testdata/bad: what renders, and what each check must refuse.
+func exampleAndBadFiles(t *testing.T) []string {
+	t.Helper()
+	list, err := examples.List("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range list {
+		files = append(files, e.Path)
+	}
+	bad, err := filepath.Glob("../testdata/bad/*.yaml")
+	if err != nil || len(bad) == 0 {
+		t.Fatalf("no bad values files: %v", err)
+	}
+	return append(files, bad...)
+}
+
 // A process's first render validates with the schema pruned to what it
 // changes; it must refuse exactly what the whole schema refuses, with the
 // same messages at the same places, for every example and every bad
@@ -34,14 +54,8 @@ func TestPrunedSchemaRefusesAsTheWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cases []values.Sources
-	for _, glob := range []string{"../examples/*.yaml", "../examples/*/*.yaml", "../testdata/bad/*.yaml"} {
-		files, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range files {
-			cases = append(cases, values.Sources{Files: []string{f}})
-		}
+	for _, f := range exampleAndBadFiles(t) {
+		cases = append(cases, values.Sources{Files: []string{f}})
 	}
 	for _, set := range []string{
 		"catalog.models.llama-2-7b.params=lots",
