@@ -14,7 +14,6 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/values"
@@ -261,19 +260,16 @@ type document struct {
 	line int // 1-based line of the template output where it starts
 }
 
-// docSep is Helm's document separator (helm v3.22.0 pkg/releaseutil
-// manifest.go, SplitManifests): "---" at the start of the text or of a
-// line, with the white space on both sides. It needs no space or line end
-// after it: "---apiVersion: v1", which `{{- -}}` around a separator
-// leaves, starts a document.
-var docSep = lazy.Regexp(`(?:^|\s*\n)---\s*`)
-
-// separators finds what docSep finds, as FindAllStringIndex would, without
-// the regular expression: its "\s*\n" may start at every white space of a
-// manifest, which made it a tenth of a render. A separator is "---" at the
-// start of text, or after a line end and the white space before that; the
-// white space after it belongs to it too. TestSeparatorsAreDocSep holds
-// the two together.
+// separators finds Helm's document separators (helm v3.22.0
+// pkg/releaseutil manifest.go, SplitManifests: the expression
+// `(?:^|\s*\n)---\s*`), as FindAllStringIndex would, without the regular
+// expression: its "\s*\n" may start at every white space of a manifest,
+// which made it a tenth of a render. A separator is "---" at the start of
+// text, or after a line end and the white space before that; the white
+// space after it belongs to it too. It needs no space or line end after
+// it: "---apiVersion: v1", which `{{- -}}` around a separator leaves,
+// starts a document. TestSeparatorsAreDocSep holds this to Helm's
+// expression.
 func separators(text string) [][]int {
 	var out [][]int
 	from := 0
@@ -586,7 +582,6 @@ func EncodeObject(o *Object) ([]byte, error) {
 	if emitCanonical(&buf, o.Node) {
 		return buf.Bytes(), nil
 	}
-	buf.Reset()
 	return EncodeWithYAML(o)
 }
 
