@@ -324,6 +324,15 @@ func (c *Chart) validateTop(vals map[string]any, pos *values.Positions) (schema.
 	if c.schema == nil {
 		return nil, nil
 	}
+	if c.trusted {
+		if s := c.prunedSchema(vals); s != nil {
+			return s.Validate(vals, pos), nil
+		}
+	}
+	s, err := c.schema()
+	if err != nil {
+		return nil, err
+	}
 	var unchanged []string
 	for _, k := range values.SortedKeys(vals) {
 		if d, ok := c.Values[k]; ok && values.Equal(vals[k], d) {
@@ -331,18 +340,7 @@ func (c *Chart) validateTop(vals map[string]any, pos *values.Positions) (schema.
 		}
 	}
 	if c.trusted {
-		if s := c.prunedSchema(vals); s != nil {
-			return s.Validate(vals, pos), nil
-		}
-		s, err := c.schema()
-		if err != nil {
-			return nil, err
-		}
 		return s.ValidateSkipping(vals, pos, unchanged), nil
-	}
-	s, err := c.schema()
-	if err != nil {
-		return nil, err
 	}
 	c.validMu.Lock()
 	skip := slices.DeleteFunc(slices.Clone(unchanged), func(k string) bool { return !c.validDefaults[k] })
@@ -493,8 +491,8 @@ func Render(req Request) (*Result, error) {
 	waive := rules.Waivers(vals) // waivers work for any chart
 	if req.Chart.hasDomainRules() {
 		findings = append(rules.CheckValues(vals, pos), rules.Unused(vals, req.Chart.Values, pos)...)
-		// Values errors stop before rendering: the templates would only fail
-		// later with a less helpful message.
+		// Values errors are reported instead of the render's: the templates
+		// would only fail later with a less helpful message.
 		if kept, _ := rules.Apply(rules.Only(findings, rules.Error), waive); len(kept) > 0 {
 			return nil, &rules.Failed{Findings: kept}
 		}
