@@ -30,23 +30,50 @@ func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
 // LintFiles is Lint over manifest files, read one object at a time: only
 // each object's decoded tree is kept, so linting costs about what the
 // objects hold, not the parser's copies of them. It returns how many
-// objects there were.
+// objects there were. The same object twice (in two files of a directory,
+// say) is a warning (LR022), and both are linted. Findings about a field
+// name the field's own line.
 func LintFiles(files []renderer.Rendered) (kept, waived []rules.Finding, objects int, err error) {
 	var decoded []rules.Object
-	err = renderer.EachManifest(files, func(o *renderer.Object) error {
+	var repeats []rules.Finding
+	decode := func(o *renderer.Object) (rules.Object, error) {
 		d, err := Decode([]*renderer.Object{o})
 		if err != nil {
-			return err
+			return rules.Object{}, err
 		}
 		d[0].Line = o.Line
-		decoded = append(decoded, d[0])
-		return nil
+		return d[0], nil
+	}
+	err = renderer.EachManifestKeepingRepeats(files, func(o *renderer.Object, first string) {
+		if d, err := decode(o); err == nil {
+			repeats = append(repeats, rules.Repeated(d, first))
+		}
+	}, func(o *renderer.Object) error {
+		d, err := decode(o)
+		decoded = append(decoded, d)
+		return err
 	})
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	kept, waived = lint(decoded)
+	kept = append(kept, repeats...)
+	kept, waived = atFieldLines(files, kept), atFieldLines(files, waived)
 	return kept, waived, len(decoded), nil
+}
+
+// atFieldLines moves each finding about a field of an object read from a
+// file to the field's own line.
+func atFieldLines(files []renderer.Rendered, fs []rules.Finding) []rules.Finding {
+	refs := make([]renderer.FieldRef, len(fs))
+	for i, f := range fs {
+		refs[i] = renderer.FieldRef{Source: f.Loc.File, Line: f.Loc.Line, Field: f.Field}
+	}
+	for i, line := range renderer.FieldLines(files, refs) {
+		fs[i] = fs[i].AtLine(line)
+	}
+	rules.Sort(fs)
+	return fs
 }
 
 func lint(decoded []rules.Object) (kept, waived []rules.Finding) {

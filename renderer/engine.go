@@ -95,7 +95,7 @@ func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) 
 	if tolerant {
 		warn = func(w string) { warnings = append(warnings, w) }
 	}
-	add := objectAdder(false, warn, func(o *Object) error {
+	add := objectAdder(false, warn, nil, func(o *Object) error {
 		objs = append(objs, o)
 		return nil
 	})

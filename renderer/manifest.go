@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,11 +124,31 @@ func EachManifest(files []Rendered, fn func(*Object) error) error {
 	return manifests(files, true, nil, fn)
 }
 
+// EachManifestKeepingRepeats is EachManifest for files that may hold the
+// same object more than once (a directory of overlays, the output of two
+// renders): an object that repeats one before it is handed to fn all the
+// same, and repeated with where it was first.
+func EachManifestKeepingRepeats(files []Rendered, repeated func(o *Object, first string), fn func(*Object) error) error {
+	return walkManifests(files, true, nil, repeated, fn)
+}
+
 // With warn, repeated keys and objects are warnings (see ManifestsAsHelm).
 func manifests(rendered []Rendered, inFile bool, warn func(string), fn func(*Object) error) error {
-	add := objectAdder(inFile, warn, fn)
+	return walkManifests(rendered, inFile, warn, nil, fn)
+}
+
+// walkManifests parses every document of rendered (files, when inFile; a
+// file's documents are parsed on every core, in order) and hands each
+// object to fn. With warn, repeated keys and objects are warnings; with
+// repeated, a repeated object goes there and on to fn.
+func walkManifests(rendered []Rendered, inFile bool, warn func(string), repeated func(*Object, string), fn func(*Object) error) error {
+	add := objectAdder(inFile, warn, repeated, fn)
+	each := eachParsed
+	if inFile {
+		each = eachParsedInParallel
+	}
 	for _, r := range rendered {
-		err := eachParsed(r, warn != nil, func(p parsedDoc) error {
+		err := each(r, warn != nil, func(p parsedDoc) error {
 			return add(r.Name, p)
 		})
 		if err != nil {
@@ -173,17 +194,26 @@ func eachParsed(r Rendered, tolerant bool, fn func(parsedDoc) error) error {
 
 // objectAdder turns parsed documents into objects for fn, refusing (or,
 // with warn, warning about) an object rendered twice.
-func objectAdder(inFile bool, warn func(string), fn func(*Object) error) func(source string, p parsedDoc) error {
-	seen := map[string]string{}
+func objectAdder(inFile bool, warn func(string), repeated func(*Object, string), fn func(*Object) error) func(source string, p parsedDoc) error {
+	type place struct {
+		source string
+		line   int
+	}
+	seen := map[string]place{}
 	add := func(source string, obj *Object) error {
 		key := obj.APIVersion + " " + obj.ID()
-		if first, dup := seen[key]; dup && warn != nil {
+		at, dup := seen[key]
+		first := at.source
+		if dup && repeated != nil {
+			repeated(obj, fmt.Sprintf("%s:%d", at.source, at.line))
+			return fn(obj)
+		} else if dup && warn != nil {
 			warn(fmt.Sprintf("%s: rendered output line %d: %s is rendered twice (also by %s); both are kept, as Helm does", source, obj.Line, redact.Label(obj.APIVersion+" "+obj.ID()), first))
 		} else if dup {
 			return &ManifestError{Template: source, Line: obj.Line, File: inFile,
 				Msg: fmt.Sprintf("%s is rendered twice (also by %s)", redact.Label(obj.APIVersion+" "+obj.ID()), first)}
 		}
-		seen[key] = source
+		seen[key] = place{source, obj.Line}
 		return fn(obj)
 	}
 	return func(source string, p parsedDoc) error {
@@ -720,3 +750,75 @@ func plainWord(s string) bool {
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// eachParsedInParallel is eachParsed with the documents parsed on every
+// core: a file of manifests can be tens of MB, and its documents parse
+// independently. fn still sees them one at a time, in file order, and at
+// most a few per core are parsed ahead of it, so memory stays what one
+// document at a time costs.
+func eachParsedInParallel(r Rendered, tolerant bool, fn func(parsedDoc) error) error {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(r.Text) < parallelParseBytes {
+		return eachParsed(r, tolerant, fn)
+	}
+	if path.Base(r.Name) == "NOTES.txt" {
+		return nil
+	}
+	type job struct {
+		doc  document
+		done chan parsedDoc // buffered: a worker never waits on it
+	}
+	jobs := make(chan job)
+	inOrder := make(chan chan parsedDoc, 4*workers) // bounds how far parsing runs ahead
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range jobs {
+				p := parsedDoc{doc: j.doc}
+				var warn func(string)
+				if tolerant {
+					warn = func(w string) { p.warnings = append(p.warnings, w) }
+				}
+				p.canon, p.line, p.err = parseObject(r.Name, j.doc, warn)
+				j.done <- p
+			}
+		})
+	}
+	errStopped := errors.New("stopped")
+	go func() {
+		defer close(inOrder)
+		defer close(jobs)
+		eachDocument(r.Text, func(d document) error {
+			j := job{d, make(chan parsedDoc, 1)}
+			select {
+			case inOrder <- j.done:
+			case <-stop:
+				return errStopped
+			}
+			select {
+			case jobs <- j:
+			case <-stop:
+				return errStopped
+			}
+			return nil
+		})
+	}()
+	var err error
+	for done := range inOrder {
+		p := <-done
+		if err = fn(p); err == nil {
+			err = p.err
+		}
+		if err != nil {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	return err
+}
+
+// parallelParseBytes is the size from which a file's documents are parsed
+// in parallel; below it, starting the workers costs more than it saves.
+const parallelParseBytes = 256 << 10

@@ -36,6 +36,26 @@ func (o Object) Where() string {
 	return o.id()
 }
 
+// AtLine moves a finding about an object read from a file to another line
+// of that file: the line of the field it is about.
+func (f Finding) AtLine(line int) Finding {
+	if f.Loc.Line <= 0 || line == f.Loc.Line {
+		return f
+	}
+	if rest, ok := strings.CutPrefix(f.Where, fmt.Sprintf("%s:%d: ", f.Loc.File, f.Loc.Line)); ok {
+		f.Where = fmt.Sprintf("%s:%d: %s", f.Loc.File, line, rest)
+	}
+	f.Loc.Line = line
+	return f
+}
+
+// Repeated is LR022's finding for an object that a set of manifests holds
+// again after first (file:line): apply tools keep the last, so what the
+// other rules checked in the first is not what a cluster gets.
+func Repeated(o Object, first string) Finding {
+	return objFinding("LR022", Warning, o, "", "the same object is at %s; kubectl apply and other tools keep only the last one", first)
+}
+
 // podTemplate is one pod spec inside an object, with its metadata and how
 // many pods (nodes) run it.
 type podTemplate struct {
@@ -269,7 +289,7 @@ func CheckObjects(objs []Object, facts Facts) []Finding {
 	} {
 		fs = append(fs, rule(objs)...)
 	}
-	sortFindings(fs)
+	Sort(fs)
 	return fs
 }
 

@@ -84,6 +84,7 @@ var All = []Rule{
 	{"LR019", "the fabric in values is not the profile's, its options do not fit it, or its daemon and NCCL plugin images come from different releases; fabric: tcp on several nodes (a warning with the bandwidth lost)"},
 	{"LR020", "fabric wiring of accelerator pods: interfaces annotation vs the machine's NICs, a receive daemon that is not a native sidecar or lacks its devices, missing aperture devices or plugin volume, EFA on some ranks only, settings that force sockets, /dev/infiniband hostPath, daemon and plugin of different releases"},
 	{"LR021", "a server (orchestration.mode serve) no build of its engine runs: a kind of accelerator or several nodes without a build, a tensor parallel size that does not divide the model's attention or KV heads, tensor x pipeline parallel unlike the devices, a maxModelLen over the model's context"},
+	{"LR022", "the manifests checked hold the same object twice (lint of several files or a directory): apply tools keep only the last"},
 }
 
 // Apply splits findings into those that stand and those waived by ID.
@@ -127,10 +128,15 @@ func (e *Failed) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-func sortFindings(fs []Finding) {
+// Sort orders findings as every check returns them: by rule, then where
+// (in a file, by line), then field.
+func Sort(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		if fs[i].Rule != fs[j].Rule {
 			return fs[i].Rule < fs[j].Rule
+		}
+		if a, b := fs[i].Loc, fs[j].Loc; a.File == b.File && a.Line != b.Line && a.Line > 0 && b.Line > 0 {
+			return a.Line < b.Line // line 9 before line 12 of the same file
 		}
 		if fs[i].Where != fs[j].Where {
 			return fs[i].Where < fs[j].Where

@@ -129,7 +129,7 @@ func Unused(v, defaults map[string]any, pos *values.Positions) []Finding {
 			out = append(out, at(pos, "LR014", Warning, ptr, fmt.Sprintf("%s is not used: %s", dotted(ptr), why)))
 		}
 	}
-	sortFindings(out)
+	Sort(out)
 	return out
 }
 

@@ -83,7 +83,7 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	for _, rule := range rulesToRun {
 		fs = append(fs, rule(w, pos)...)
 	}
-	sortFindings(fs)
+	Sort(fs)
 	return fs
 }
 
@@ -351,7 +351,7 @@ func Credentials(v map[string]any, pos *values.Positions) []Finding {
 		return nil // the common case, found without building a pointer for every value
 	}
 	fs := secretsInValues(v, pos, "")
-	sortFindings(fs)
+	Sort(fs)
 	return fs
 }
 

@@ -85,6 +85,36 @@ func TestLintInputs(t *testing.T) {
 	}
 }
 
+// lint names the line of the field a finding is about, not the object's
+// first line, in a plain file and in a List; a directory that holds the
+// same object twice is linted whole, with a warning for the repeat.
+func TestLintFieldLinesAndRepeats(t *testing.T) {
+	job := "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  annotations:\n    example.com/a.b: x\nspec:\n  completionMode: Indexed\n  completions: 2\n  parallelism: 2\n  backoffLimit: 3\n  template:\n    spec:\n      subdomain: train\n      restartPolicy: Never\n      containers:\n      - name: c\n        image: busybox:1.36\n"
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(job), 0o644)
+	r := runCLI(t, "", "lint", filepath.Join(dir, "a.yaml"))
+	for _, want := range []string{"a.yaml:11: Job/train: spec.backoffLimit:", "a.yaml:14: Job/train: spec.template.spec.subdomain:"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lint lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Index(r.stdout, "a.yaml:11:") > strings.Index(r.stdout, "a.yaml:14:") {
+		t.Errorf("findings are not in line order:\n%s", r.stdout)
+	}
+	list := "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(job, "\n"), "\n", "\n  ") + "\n"
+	os.WriteFile(filepath.Join(dir, "list.yml"), []byte(list), 0o644)
+	r = runCLI(t, "", "lint", dir)
+	for _, want := range []string{"list.yml:14: Job/train: spec.backoffLimit:", "list.yml:17: Job/train: spec.template.spec.subdomain:",
+		"a.yaml:11: Job/train: spec.backoffLimit:", "warning LR022: " + filepath.Join(dir, "list.yml") + ":4: Job/train: the same object is at " + filepath.Join(dir, "a.yaml") + ":1"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("lint DIR lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "2 object(s): 4 error(s), 1 warning(s)") {
+		t.Errorf("lint DIR: exit %d, %s", r.code, r.stderr)
+	}
+}
+
 // diff: equal is exit 0 and silent, one changed field is one precise hunk
 // in one object, added and removed objects are shown whole.
 func TestDiff(t *testing.T) {
