@@ -21,8 +21,10 @@ var modeFacts = map[string]struct{ Renders, Needs, Nodes string }{
 	"job":         {"batch/v1 Jobs", "nothing", "1"},
 	"indexed-job": {"an Indexed Job + headless Service (torchrun rendezvous on pod 0)", "nothing", "1+"},
 	"pytorchjob":  {"a Kubeflow PyTorchJob (elastic)", "Kubeflow training-operator", "1+"},
-	"rayjob":      {"a KubeRay RayCluster + RayJobs, Volcano gang scheduling", "KubeRay (+ Volcano)", "1+"},
+	"rayjob":      {"one KubeRay RayJob with its own Ray cluster (rayClusterSpec), deleted when the job ends; Volcano gang scheduling", "KubeRay (+ Volcano)", "1+"},
 	"mpijob":      {"an MPI Operator MPIJob (v2beta1), launcher + workers", "MPI Operator", "1+"},
+	"jobset":      {"one JobSet (v1alpha2), a replicated job per step, each created when the one before is Complete (dependsOn)", "JobSet (+ Kueue)", "1+"},
+	"trainjob":    {"a Kubeflow Trainer v2 TrainJob on a TrainingRuntime of the release (or a patched ClusterTrainingRuntime)", "Kubeflow Trainer v2", "1+"},
 	"serve":       {"an OpenAI-compatible server (vLLM, SGLang): a Deployment, or a LeaderWorkerSet for several nodes, + Service, PodDisruptionBudget, optional HPA or KEDA ScaledObject", "LeaderWorkerSet for several nodes", "1+"},
 }
 

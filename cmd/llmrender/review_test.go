@@ -252,4 +252,29 @@ func TestCatalog(t *testing.T) {
 	if r := runCLI(t, "", "catalog", "gpus"); r.code != 2 {
 		t.Errorf("unknown section: exit %d", r.code)
 	}
+	// Every mode the schema offers is described, with no empty column.
+	raw, err := os.ReadFile("../../charts/llm/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Orchestration struct {
+				Properties struct{ Mode struct{ Enum []string } }
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if enum := schema.Properties.Orchestration.Properties.Mode.Enum; strings.Join(enum, " ") != strings.Join(matrix.Modes, " ") {
+		t.Errorf("the schema's modes %v are not the matrix's %v", enum, matrix.Modes)
+	}
+	for _, m := range all["modes"] {
+		for _, col := range []string{"renders", "needs", "nodes"} {
+			if s, _ := m[col].(string); s == "" {
+				t.Errorf("catalog modes: %v has no %s", m["name"], col)
+			}
+		}
+	}
 }
