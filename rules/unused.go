@@ -42,7 +42,18 @@ func (w *Workload) builtinProgram() bool {
 		str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0
 }
 
+// removed is a key the chart no longer reads. Values files that still set
+// it are accepted, with this warning naming what replaces it, for the
+// compatibility period the README gives ("Compatibility of values"); the
+// schema keeps the key as "deprecated" until then, and refuses it after.
+func removed(ptr, since, until, instead string) unusedField {
+	return unusedField{ptr, func(*Workload) string {
+		return fmt.Sprintf("it was removed in chart %s and is ignored: %s; delete it (from chart %s it is an unknown key)", since, instead, until)
+	}}
+}
+
 var unusedFields = []unusedField{
+	removed("/ray/clusterName", "0.1.0", "0.3.0", "the RayJob brings its own Ray cluster, named after the release (--name)"),
 	onlyIn("/pytorchjob", "the PyTorchJob settings apply", "pytorchjob"),
 	onlyIn("/ray", "the RayJob and its Ray cluster exist", "rayjob"),
 	onlyIn("/volcano", "Volcano gang-schedules the Ray cluster", "rayjob"),

@@ -1,6 +1,8 @@
 package rules_test
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -152,5 +154,58 @@ func TestApplyWaivers(t *testing.T) {
 	kept, waived := rules.Apply(fs, []string{"LR008"})
 	if len(kept) != 1 || kept[0].Rule != "LR007" || len(waived) != 1 || waived[0].Rule != "LR008" {
 		t.Errorf("kept %v waived %v", kept, waived)
+	}
+}
+
+// Every key the schema keeps as deprecated (removed or renamed, in its
+// compatibility period) is accepted and warned about, naming what to do.
+func TestDeprecatedKeysWarn(t *testing.T) {
+	raw, err := os.ReadFile("../charts/llm/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var deprecated []string // dotted keys
+	var walk func(s any, key string)
+	walk = func(s any, key string) {
+		m, _ := s.(map[string]any)
+		if m["deprecated"] == true {
+			deprecated = append(deprecated, key)
+		}
+		props, _ := m["properties"].(map[string]any)
+		for k, sub := range props {
+			walk(sub, strings.TrimPrefix(key+"."+k, "."))
+		}
+	}
+	walk(doc, "")
+	if len(deprecated) == 0 {
+		t.Fatal("no deprecated key in the schema")
+	}
+	for _, key := range deprecated {
+		parts := strings.Split(key, ".")
+		src := ""
+		for i, p := range parts {
+			src += strings.Repeat("  ", i) + p + ":"
+			if i < len(parts)-1 {
+				src += "\n"
+			}
+		}
+		src += " x\n"
+		found := check(t, src)
+		ok := false
+		for _, f := range found {
+			if f.Severity == rules.Error {
+				t.Errorf("%s: %s", key, f)
+			}
+			if f.Rule == "LR014" && strings.Contains(f.String(), key+" is not used: it was removed in chart") && strings.Contains(f.String(), "delete it") {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("%s set: no deprecation warning in %v", key, found)
+		}
 	}
 }

@@ -278,3 +278,16 @@ func TestCatalog(t *testing.T) {
 		}
 	}
 }
+
+// A removed key is accepted with a warning through its compatibility
+// period, and the render is what it would be without it.
+func TestRemovedKeyIsAWarning(t *testing.T) {
+	ex := "../../examples/s2-eks-trn1-llama2-pretrain-ray.yaml"
+	r := runCLI(t, "", "render", "-f", ex, "--set", "ray.clusterName=kuberay-trn1")
+	if r.code != 0 || !strings.Contains(r.stderr, "ray.clusterName is not used: it was removed in chart 0.1.0") {
+		t.Fatalf("exit %d, %s", r.code, r.stderr)
+	}
+	if want := runCLI(t, "", "render", "-f", ex); r.stdout != want.stdout {
+		t.Error("the removed key changed the output")
+	}
+}
