@@ -62,6 +62,7 @@ func TestMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkDependsOn(t, set, objs)
+		checkClaimSize(t, set, res, objs)
 		for _, o := range res.Objects {
 			got, err1 := renderer.EncodeObject(o)
 			want, err2 := renderer.EncodeWithYAML(o)

@@ -69,7 +69,15 @@ mounts it, and in serve mode every node of every server. */ -}}
 {{- $singleNode := or $nodeLocal (has $access (list "ReadWriteOnce" "ReadWriteOncePod")) -}}
 {{- $gib := 1073741824 -}}
 {{- $fifty := mul 50 $gib -}}
-{{- $sizeGi := mul 50 (div (add (mul (int64 $m.checkpointBytes) 2) (sub $fifty 1)) $fifty) -}}
+{{- /* The claim holds the weights twice and the training checkpoints
+kept on it: weights and AdamW state, 14 bytes a parameter (1% of that
+with LoRA). rules.ClaimNeed computes the same. */ -}}
+{{- $kept := $v.storage.checkpointsKept -}}
+{{- if eq (toString $kept) "" }}{{ $kept = ternary 2 0 (and (ne $v.workload.type "inference") (not $v.output.uri)) }}{{ end -}}
+{{- $checkpoint := mul (int64 (get $m "params" | default 0)) 14 -}}
+{{- if $v.workload.lora }}{{ $checkpoint = div $checkpoint 100 }}{{ end -}}
+{{- $claimBytes := add (mul (int64 $m.checkpointBytes) 2) (mul (int64 $kept) $checkpoint) -}}
+{{- $sizeGi := mul 50 (div (add $claimBytes (sub $fifty 1)) $fifty) -}}
 {{- /* The program the run starts: the script, or the mode's default. */ -}}
 {{- $program := $v.workload.script | default (get (dict "mpijob" $v.mpi.program "rayjob" "train.py") $mode) -}}
 {{- /* The steps before the run, in order. */ -}}
