@@ -110,9 +110,13 @@ clientConnection: {qps: 50, burst: 100}
 	if err := c.spawn("lws", t.LWS, []string{"KUBECONFIG=" + k}, "--config", cfg, "--kubeconfig", k, "--leader-elect=false", "--zap-devel=false"); err != nil {
 		return err
 	}
-	// Kueue v0.19.2 (config.kueue.x-k8s.io/v1beta2). It manages only
-	// workloads that carry the queue-name label; its visibility API server
-	// (an aggregated API behind a Service) is off.
+	// Kueue v0.19.2 (config.kueue.x-k8s.io/v1beta2), as clusters that
+	// enforce quota run it: in the namespaces it manages (ManagedLabel:
+	// scenarios with queues) every Job, Pod and Deployment is Kueue's, and
+	// one without the queue-name label is never admitted
+	// (manageJobsWithoutQueueName). It leaves the other namespaces alone,
+	// as clusters without Kueue. Its visibility API server (an aggregated
+	// API behind a Service) is off.
 	var frameworks []string
 	for _, f := range kueueFrameworks {
 		frameworks = append(frameworks, f.name)
@@ -120,12 +124,13 @@ clientConnection: {qps: 50, burst: 100}
 	cfg, err = c.writeConfig("kueue", fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 namespace: %s
-manageJobsWithoutQueueName: false
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector: {matchLabels: {%s: "true"}}
 %spprofBindAddress: "0"
 integrations:
   frameworks: [%s]
 featureGates: {VisibilityOnDemand: false}
-`, kueueNamespace, common(o.port("kueue")), strings.Join(frameworks, ", ")))
+`, kueueNamespace, ManagedLabel, common(o.port("kueue")), strings.Join(frameworks, ", ")))
 	if err != nil {
 		return err
 	}

@@ -28,8 +28,16 @@ import (
 // shape, removed when the test ends.
 func opsScenario(t *testing.T, name string, nodes ...NodeSpec) []string {
 	t.Helper()
+	return opsScenarioOf(t, Scenario{Name: name}, nodes...)
+}
+
+// opsScenarioOf is opsScenario for a scenario with more than a name (a
+// queue: Kueue then manages every workload of the namespace).
+func opsScenarioOf(t *testing.T, sc Scenario, nodes ...NodeSpec) []string {
+	t.Helper()
+	name := sc.Name
 	ctx := context.Background()
-	if err := sim.prepare(ctx, Scenario{Name: name}); err != nil {
+	if err := sim.prepare(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
 	names, err := sim.AddNodes(ctx, name, nodes)
@@ -352,15 +360,17 @@ spec:
 	}
 }
 
-// Kueue: a Job with the queue-name label is suspended at creation (Kueue's
+// Kueue, managing every Job of the namespace (manageJobsWithoutQueueName):
+// a Job with the queue-name label is suspended at creation (Kueue's
 // webhook) and stays so, without pods, while no LocalQueue of that name
-// exists; a Job without the label runs meanwhile, unmanaged. Once the
-// queues exist, sized from the nodes, Kueue admits the labelled Job and it
-// completes; a Job asking for more CPU than the nodes have stays queued.
+// exists; so is a Job without the label, for good. Once the queues exist,
+// sized from the nodes, Kueue admits the labelled Job and it completes; a
+// Job asking for more CPU than the nodes have stays queued, and the Job
+// without a queue name never starts.
 func TestOperatorsKueue(t *testing.T) {
 	t.Parallel()
 	ns := "ops-kueue"
-	nodes := opsScenario(t, ns, NodeSpec{Shape: "cpu", Count: 1, Zone: "zone-a"})
+	nodes := opsScenarioOf(t, Scenario{Name: ns, Queue: "team"}, NodeSpec{Shape: "cpu", Count: 1, Zone: "zone-a"})
 	t.Cleanup(func() { sim.RemoveQueues(context.Background(), ns) })
 	job := func(name, queue, cpu string) string {
 		labels := "{}"
@@ -400,16 +410,9 @@ spec:
 		}
 		return nil
 	}
-	eventually(t, ns, 90*time.Second, "Job unmanaged Complete while no queue exists", jobDone("unmanaged"))
-	if w := workloadOf("unmanaged"); w != nil {
-		t.Errorf("Kueue made Workload %s for the Job without a queue name", w.GetName())
-	}
-	if s, _, _ := unstructured.NestedBool(get(t, jobsGVR, ns, "unmanaged").Object, "spec", "suspend"); s {
-		t.Error("the Job without a queue name is suspended")
-	}
-	for _, name := range []string{"queued", "too-big"} {
+	for _, name := range []string{"queued", "too-big", "unmanaged"} {
 		if s, _, _ := unstructured.NestedBool(get(t, jobsGVR, ns, name).Object, "spec", "suspend"); !s {
-			t.Errorf("Job %s with a queue name is not suspended", name)
+			t.Errorf("Job %s is not suspended before any queue exists", name)
 		}
 		if n := len(podsOf(t, ns, "job-name="+name)); n != 0 {
 			t.Errorf("Job %s has %d pod(s) before any queue exists", name, n)
@@ -456,8 +459,13 @@ spec:
 	if s, _, _ := unstructured.NestedBool(get(t, jobsGVR, ns, "too-big").Object, "spec", "suspend"); !s {
 		t.Error("Job too-big, larger than the queue, is not suspended")
 	}
-	if n := len(podsOf(t, ns, "job-name=too-big")); n != 0 {
-		t.Errorf("Job too-big has %d pod(s)", n)
+	for _, name := range []string{"too-big", "unmanaged"} {
+		if s, _, _ := unstructured.NestedBool(get(t, jobsGVR, ns, name).Object, "spec", "suspend"); !s {
+			t.Errorf("Job %s is not suspended", name)
+		}
+		if n := len(podsOf(t, ns, "job-name="+name)); n != 0 {
+			t.Errorf("Job %s has %d pod(s)", name, n)
+		}
 	}
 }
 
@@ -629,7 +637,7 @@ spec:
 func TestOperatorsKueueFrameworks(t *testing.T) {
 	t.Parallel()
 	ns := "ops-kueue-modes"
-	nodes := opsScenario(t, ns, NodeSpec{Shape: "cpu", Count: 2, Zone: "zone-a"})
+	nodes := opsScenarioOf(t, Scenario{Name: ns, Queue: "team"}, NodeSpec{Shape: "cpu", Count: 2, Zone: "zone-a"})
 	t.Cleanup(func() { sim.RemoveQueues(context.Background(), ns) })
 	if err := sim.AddQueues(context.Background(), ns, "team", nodes); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,10 @@ import (
 // it alone (manageJobsWithoutQueueName: false).
 const QueueLabel = "kueue.x-k8s.io/queue-name"
 
+// ManagedLabel marks a namespace in which Kueue manages every workload,
+// with the queue-name label or without (where it is never admitted).
+const ManagedLabel = "sim.llmrender.dev/kueue-managed"
+
 var (
 	resourceFlavorsGVR = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
 	clusterQueuesGVR   = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}

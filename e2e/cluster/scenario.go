@@ -70,6 +70,8 @@ type Scenario struct {
 	Files map[string][]string
 	// Queue, when set, is the LocalQueue Kueue admits the workloads from,
 	// set up with a ClusterQueue sized to the scenario's nodes (AddQueues).
+	// With a queue, or objects that name one, Kueue manages every workload
+	// of the namespace: one without the queue label never runs.
 	Queue string
 }
 
@@ -140,12 +142,30 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 	return rep, nil
 }
 
+// kueueManaged tells whether Kueue manages every workload of the
+// scenario's namespace, as on a cluster where it manages every Job: when
+// the scenario has a queue, or its objects name one.
+func (sc Scenario) kueueManaged() bool {
+	if sc.Queue != "" {
+		return true
+	}
+	for _, o := range sc.Objects {
+		if _, ok := o.GetLabels()[QueueLabel]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // prepare creates the namespace, confined to the scenario's nodes, and what
 // the user creates before applying: the Secrets the objects name and the
 // claims they use without creating.
 func (c *Cluster) prepare(ctx context.Context, sc Scenario) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sc.Name,
 		Annotations: map[string]string{"scheduler.alpha.kubernetes.io/node-selector": ScenarioLabel + "=" + sc.Name}}}
+	if sc.kueueManaged() {
+		ns.Labels = map[string]string{ManagedLabel: "true"}
+	}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return err
 	}

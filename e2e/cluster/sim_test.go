@@ -444,3 +444,28 @@ func TestModeExamples(t *testing.T) {
 		}
 	}
 }
+
+// Where Kueue manages every Job (manageJobsWithoutQueueName, as clusters
+// that enforce quota run it), a release with kueue.queueName queues all
+// its workloads: S1's download Job and Indexed Job, S4's tokenizing Job,
+// MPIJob, TensorBoard and shell. A helper Job without the queue label would
+// never be admitted, and the run behind it would wait forever.
+func TestKueueManagesEveryWorkload(t *testing.T) {
+	cases := []struct {
+		example string
+		nodes   []NodeSpec
+		peak    int
+		set     []string
+	}{
+		{"s1-gke-h100-llama3-finetune-multinode", gkeNodes("h100-mega-80gb", 2), 2, nil},
+		{"s4-eks-trn1-llama2-pretrain-mpijob", eksNodes("trn1-32xlarge", 4), 4, nil},
+	}
+	for i, c := range cases {
+		t.Run(c.example, func(t *testing.T) {
+			t.Parallel()
+			name := fmt.Sprintf("kueue%d", i)
+			runScenario(t, Scenario{Name: name, Apply: "kubectl", Nodes: c.nodes, Queue: "team"}, c.peak,
+				[]string{example(c.example)}, append([]string{"kueue.queueName=team"}, c.set...)...)
+		})
+	}
+}

@@ -55,7 +55,7 @@ this release. Inputs (dict): root, group ("" for the core group), kind, name.
 {{/*
 llm.order: where an object sits in the apply order, and how it is
 admitted, as JSON {"wave": n, "dependsOn": [...], "annotations": {...},
-"labels": {...}}: the run's object carries Kueue's labels.
+"labels": {...}}: Kueue's labels (see below).
 
 Waves count the objects that run steps (download, preprocess, run), in
 order, so under Argo CD a step starts only when the one before it is healthy
@@ -67,7 +67,9 @@ object and the ServiceAccount, never the claim, for the same reason. The
 run's object also says which steps run inside it, before its own work
 (llmrender.dev/steps-inside), for reviewers and `llmrender plan`.
 Inputs (dict): root, ctx, and step: a step name, "run", "setup" (what every
-step needs) or "beside" (pods that run next to the run: shell, TensorBoard).
+step needs) or "beside" (what runs next to the run: shell, TensorBoard, a
+server's Service); queued (optional): a workload beside the run, which Kueue
+queues too.
 */}}
 {{- define "llm.order" -}}
 {{- $root := .root -}}
@@ -97,10 +99,16 @@ step needs) or "beside" (pods that run next to the run: shell, TensorBoard).
 {{- end -}}
 {{- $annotations := dict -}}
 {{- if and (eq .step "run") $inside }}{{ $_ := set $annotations "llmrender.dev/steps-inside" (join "," $inside) }}{{ end -}}
-{{- /* The run's object is what Kueue queues and admits. */ -}}
+{{- /* Kueue queues and admits the run's object, and every other workload
+of the release (the steps' Jobs, the shell and TensorBoard): where Kueue
+manages every Job (manageJobsWithoutQueueName), a Job without the queue
+label is never admitted and the run behind it waits forever. The run alone
+carries the workload priority. */ -}}
 {{- $labels := dict -}}
-{{- if eq .step "run" -}}
+{{- if or (not (has .step (list "setup" "beside"))) .queued -}}
 {{- with $root.Values.kueue.queueName }}{{ $_ := set $labels "kueue.x-k8s.io/queue-name" . }}{{ end -}}
+{{- end -}}
+{{- if eq .step "run" -}}
 {{- with $root.Values.kueue.priorityClass }}{{ $_ := set $labels "kueue.x-k8s.io/priority-class" . }}{{ end -}}
 {{- end -}}
 {{- toJson (dict "wave" $wave "dependsOn" $deps "annotations" $annotations "labels" $labels) -}}
