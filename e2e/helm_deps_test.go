@@ -15,7 +15,11 @@ import (
 // not a boolean, tags, a .tgz archive with a nested subchart and exports,
 // import-values in both forms, globals, a library chart, a subchart's
 // schema and a charts/_notes directory; requirements-v1 is an apiVersion
-// v1 chart with requirements.yaml and an alias.
+// v1 chart with requirements.yaml and an alias; alias-imports has three
+// aliases of one chart that imports from its own aliased subchart, where
+// Helm's copies share their dependency records (only the first copy
+// imports, later ones render that subchart under its chart's name, and a
+// subchart no record picks renders once, under the last copy).
 func TestHelmDependencies(t *testing.T) {
 	helm := tool(t, "LLMRENDER_HELM")
 	cases := []struct {
@@ -32,6 +36,8 @@ func TestHelmDependencies(t *testing.T) {
 		{"user values of a subchart and null deletes its default", "umbrella", []string{"--set", "frontend.annotations.default=null,backend.replicas=5", "--set-string", "db.persistence.size=9Gi"}},
 		{"imports take chart values, parent values win", "umbrella", []string{"--set", "backend.shared.timeout=99,fromBackend.timeout=7,dbPort=1"}},
 		{"values file for a subchart", "umbrella", []string{"-f", filepath.Join("..", "testdata", "charts", "umbrella.values.yaml")}},
+		{"import-values through three aliases of one chart", "alias-imports", nil},
+		{"import-values through aliases, one disabled", "alias-imports", []string{"--set", "first.settings.enabled=false"}},
 		{"requirements.yaml, with Helm's numbers", "requirements-v1", []string{"--helm-numbers"}},
 		{"requirements.yaml, dependency off", "requirements-v1", []string{"--helm-numbers", "--set", "kid.enabled=false"}},
 	}

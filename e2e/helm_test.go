@@ -29,6 +29,11 @@ func TestHelmConformance(t *testing.T) {
 			"--set", "map.inner.x=set,map.a=null", "--set-string", "keep=123", "--set-json", `extra={"json":[1,2],"n":null}`}},
 		{"duplicate defines and documents", "defines", []string{"--kube-version", "1.36.0"}},
 		{"yaml json toml and sprig", "funcs", []string{"--kube-version", "1.36.0"}},
+		// No flag asks for Helm's numbers: another chart gets them by default,
+		// in every way a template prints one, from every source of values.
+		{"numbers as Helm prints them", "numbers", []string{"--kube-version", "1.36.0",
+			"-f", filepath.Join(charts, "numbers.values.yaml"), "--set", "fromSet=2000000", "--set-json", "fromSetJSON=4000000"}},
+		{"values files as Helm reads them", "yaml11", []string{"--kube-version", "1.36.0", "-f", filepath.Join(charts, "yaml11.values.yaml")}},
 		{"built-in chart defaults", "../charts/llm", []string{"--kube-version", "1.36.0"}},
 		{"built-in chart with set", "../charts/llm", []string{"--kube-version", "1.36.0", "--namespace", "ml",
 			"--set", "accelerator.devices=4,download.tokenSecret.name=hf", "--set", "storage.create=false,storage.claimName=shared"}},

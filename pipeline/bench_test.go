@@ -60,7 +60,7 @@ func BenchmarkValidate(b *testing.B) {
 func BenchmarkLoadChart(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := renderer.Load(llm.FS)
+		c, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/llmrender/llmrender/charts/llm"
@@ -55,7 +56,7 @@ var (
 // BuiltinChart returns the embedded chart, loaded once per process.
 func BuiltinChart() (*Chart, error) {
 	builtinOnce.Do(func() {
-		c, err := renderer.Load(llm.FS)
+		c, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true})
 		if err != nil {
 			builtinErr = err
 			return
@@ -217,14 +218,25 @@ type processed struct {
 // defaults, with Helm's dependency processing. It refuses values that
 // hold a credential; the schema is the caller's next step (validate).
 func mergeValues(req Request) (*processed, error) {
-	user, userPos, notices, err := req.Sources.LoadWarn(req.Stdin)
+	src := req.Sources
+	if !req.Chart.hasDomainRules() {
+		// Other people's charts get their values as Helm makes them: files
+		// read as Helm reads them, and numbers as Helm holds them.
+		src.HelmYAML = true
+		src.HelmNumbers = src.HelmNumbers || !src.ExactNumbers
+	}
+	user, userPos, notices, err := src.LoadWarn(req.Stdin)
 	if err != nil {
 		return nil, err
 	}
 	for _, l := range req.Layers {
-		user = values.Overlay(user, values.DeepCopy(l.Values).(map[string]any))
+		layer := values.DeepCopy(l.Values)
+		if src.HelmNumbers {
+			layer = values.HelmNumbers(layer)
+		}
+		user = values.Overlay(user, layer.(map[string]any))
 	}
-	proc, err := renderer.Process(req.Chart.Chart, user, renderer.ProcessOptions{HelmNumbers: req.Sources.HelmNumbers})
+	proc, err := renderer.Process(req.Chart.Chart, user, renderer.ProcessOptions{HelmNumbers: src.HelmNumbers})
 	if err != nil {
 		return nil, err
 	}
@@ -359,6 +371,17 @@ func (c *Chart) validateTop(vals map[string]any, pos *values.Positions) (schema.
 	return vs, nil
 }
 
+// refusedUnder tells whether the schema refused a value at or under
+// pointer, or above it.
+func refusedUnder(pointer string, vs schema.Violations) bool {
+	for _, v := range vs {
+		if v.Pointer == "" || pointer == v.Pointer || strings.HasPrefix(pointer, v.Pointer+"/") || strings.HasPrefix(v.Pointer, pointer+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // prunedSchema returns the top schema of a trusted chart without the
 // schemas of the values that are the chart's defaults, nil when the whole
 // schema serves instead. Compiling the whole schema is the largest
@@ -442,8 +465,8 @@ func (c *Chart) hasDomainRules() bool {
 
 // Render merges, validates, checks the rules and renders. Rule errors stop
 // it; warnings come back in the result. When the schema refuses some
-// values, the values rules still run on the rest, and the error is a
-// *Problems with both.
+// values, the error is its violations alone: the values rules run only on
+// values the schema accepted.
 func Render(req Request) (*Result, error) {
 	proc, err := mergeValues(req)
 	if err != nil {
@@ -479,12 +502,14 @@ func Render(req Request) (*Result, error) {
 	// The checks wait for the template parse (it runs on every core) and
 	// then run beside the templates, which wait for nothing else.
 	proc.Chart.AwaitParse()
-	err = proc.validate(req.Chart)
-	var vs schema.Violations
-	if errors.As(err, &vs) && req.Chart.hasDomainRules() {
-		return nil, checkRefused(req.Chart, vals, pos, vs)
-	}
-	if err != nil {
+	// A values rule reads many values at once (LR008 the model, the
+	// profile, the devices, the nodes, the sizes) and names one of them,
+	// so no rule can be kept apart from a value the schema refused:
+	// neither that value nor a default put in its place may reach the
+	// rules, which would then speak of a workload nobody wrote. The
+	// schema's violations are the whole report; the rules run once the
+	// values pass.
+	if err := proc.validate(req.Chart); err != nil {
 		return nil, err
 	}
 	var findings []rules.Finding
@@ -540,23 +565,6 @@ func Render(req Request) (*Result, error) {
 		return nil, &rules.Failed{Findings: failed}
 	}
 	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices}, nil
-}
-
-// checkRefused runs the values rules over values the schema refused in
-// part, and reports their errors with the schema's violations.
-func checkRefused(c *Chart, merged map[string]any, pos *values.Positions, vs schema.Violations) error {
-	vals := withoutRefused(merged, c.Values, vs)
-	p := &Problems{Schema: vs}
-	kept, _ := rules.Apply(rules.Only(rules.CheckValues(vals, pos), rules.Error), rules.Waivers(vals))
-	for _, f := range kept {
-		if !refusedUnder(f.Field, vs) {
-			p.Rules = append(p.Rules, f)
-		}
-	}
-	if len(p.Rules) == 0 {
-		return vs
-	}
-	return p
 }
 
 // Decode turns rendered objects into plain trees for the manifest rules.

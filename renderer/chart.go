@@ -78,6 +78,7 @@ type Chart struct {
 
 	parsed parseCache // the templates parsed once, cloned for each render
 	origin *Chart     // for a processed tree's top chart: the loaded chart
+	path   string     // in a processed tree: where the templates are (see node.path); else from the tree
 }
 
 // Limits on what a chart may hold, with its subcharts and the contents of
@@ -98,6 +99,17 @@ const (
 type loader struct {
 	bytesLeft int64
 	filesLeft int
+	strict    bool // LoadOptions.StrictValues
+}
+
+// LoadOptions change how Load reads a chart.
+type LoadOptions struct {
+	// StrictValues reads each values.yaml as a values file for the
+	// built-in chart is read (values.ParseYAML): what YAML 1.1 and 1.2
+	// read differently, duplicate keys and integers beyond 64 bits are
+	// errors. Without it, values.yaml is read as Helm reads it
+	// (values.ParseHelmYAML).
+	StrictValues bool
 }
 
 func (ld *loader) take(where string, n int64) error {
@@ -118,13 +130,19 @@ func (ld *loader) take(where string, n int64) error {
 // directory: symbolic links then resolve only inside the chart, so .Files
 // can never reach outside it, and files that are not regular (FIFOs,
 // devices) are refused before they are opened. The top chart's
-// .helmignore applies to the whole tree, as in Helm.
+// .helmignore applies to the whole tree, as in Helm. Each values.yaml is
+// read as Helm reads it.
 func Load(fsys fs.FS) (*Chart, error) {
+	return LoadWith(fsys, LoadOptions{})
+}
+
+// LoadWith is Load with options.
+func LoadWith(fsys fs.FS, opts LoadOptions) (*Chart, error) {
 	ignore, err := loadIgnore(fsys)
 	if err != nil {
 		return nil, err
 	}
-	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles}
+	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles, strict: opts.StrictValues}
 	var files []File
 	var walk func(root string) error
 	walk = func(root string) error {
@@ -263,8 +281,12 @@ func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
 		// longest step before it: it runs while values.yaml is parsed.
 		c.parseAhead(false)
 	}
+	read := values.ParseHelmYAMLPositionsLater
+	if ld.strict {
+		read = values.ParseYAMLPositionsLater
+	}
 	var err error
-	if c.Values, c.ValuesPositions, err = values.ParseYAMLPositionsLater(c.Where+"/values.yaml", valuesYAML); err != nil {
+	if c.Values, c.ValuesPositions, err = read(c.Where+"/values.yaml", valuesYAML); err != nil {
 		return nil, err
 	}
 	for _, dir := range values.SortedKeys(subcharts) {

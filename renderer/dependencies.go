@@ -48,6 +48,10 @@ type Processed struct {
 // globals flow down, and each subchart's defaults fill in its own part of
 // the values. The loaded chart is not changed.
 //
+// As in Helm, the copies of one chart (its aliases) share the records of
+// its dependencies, and what processing one copy does to a record the
+// next copy sees: see enabled and importValues.
+//
 // Unlike Helm, a dependency that is disabled need not be vendored; one
 // that is enabled but missing from charts/ is an error naming it.
 func Process(c *Chart, user map[string]any, opts ProcessOptions) (*Processed, error) {
@@ -66,7 +70,24 @@ func Process(c *Chart, user map[string]any, opts ProcessOptions) (*Processed, er
 	if err != nil {
 		return nil, err
 	}
-	return &Processed{Chart: top.finish(), Values: vals, Warnings: p.warnings}, nil
+	tree := top.finish()
+	p.warnShared(top, map[*node]int{})
+	return &Processed{Chart: tree, Values: vals, Warnings: p.warnings}, nil
+}
+
+// warnShared names each subchart that copies of a chart share (one that
+// no dependency of theirs picks): Helm renders it once, under the last.
+func (p *processor) warnShared(n *node, parents map[*node]int) {
+	for _, d := range n.deps {
+		parents[d]++
+		switch parents[d] {
+		case 1:
+			p.warnShared(d, parents)
+		case 2:
+			p.warnf("chart %s: the copies of %s share this subchart, so it renders once, as %s, as in Helm",
+				d.chart.Where, redact.Quote(n.chart.Where), redact.Quote(d.path()))
+		}
+	}
 }
 
 // ProcessOptions change how Process reads the values.
@@ -77,12 +98,20 @@ type ProcessOptions struct {
 }
 
 // node is a chart being processed: a copy whose metadata, dependencies and
-// values may change.
+// values may change. It stands for one of Helm's *chart.Chart values while
+// Helm processes dependencies: a copy for an alias is shallow, so it
+// shares the records of its dependencies (reqs) and, until processing
+// picks copies of them, its subcharts (deps) with the node it copies.
 type node struct {
-	chart  *Chart
-	reqs   []*Dependency // Metadata.Dependencies, copied; nil when Chart.yaml has none
+	chart *Chart
+	reqs  []*Dependency // Metadata.Dependencies; the records are shared by every copy of one loaded chart
+	// noReqs: Metadata.Dependencies is nil, as Helm holds it: when Chart.yaml
+	// has none, and after processing left none enabled. Helm then neither
+	// processes the subcharts nor imports from them.
 	noReqs bool
 	deps   []*node
+	// parent is the chart Helm last made this one a dependency of; a
+	// subchart's templates are named by it (see path).
 	parent *node
 }
 
@@ -91,12 +120,26 @@ func (n *node) name() string { return n.chart.Metadata.Name }
 type processor struct {
 	floats   bool
 	warnings []string
+	warned   map[string]bool
 	copied   int
 	charts   int
+	// declared is the chart name of each dependency record as Chart.yaml
+	// gives it, before an alias renames the record.
+	declared map[*Dependency]string
 }
 
+// warnf records a warning once: a chart that several copies share is
+// processed once for each.
 func (p *processor) warnf(format string, args ...any) {
-	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
+	w := fmt.Sprintf(format, args...)
+	if p.warned[w] {
+		return
+	}
+	if p.warned == nil {
+		p.warned = map[string]bool{}
+	}
+	p.warned[w] = true
+	p.warnings = append(p.warnings, w)
 }
 
 // copyTree copies the loaded chart tree so that processing can rename,
@@ -131,6 +174,10 @@ func (p *processor) copyTree(c *Chart, parent *node, depth int) (*node, error) {
 		d2.Tags = append([]string(nil), d.Tags...)
 		d2.ImportValues = append([]any(nil), d.ImportValues...)
 		n.reqs = append(n.reqs, &d2)
+		if p.declared == nil {
+			p.declared = map[*Dependency]string{}
+		}
+		p.declared[&d2] = d.Name
 	}
 	for _, sub := range c.Dependencies {
 		sn, err := p.copyTree(sub, n, depth+1)
@@ -160,6 +207,12 @@ func compatible(constraint, version string) bool {
 // n that render, with their aliases, and recurses into them. v is what
 // Helm passes down: the user's values at the top, then the parent's
 // coalesced values (the whole tree, not the subchart's part of it).
+//
+// The records are shared by every copy of a chart (Helm copies a chart
+// for an alias shallowly), so the first copy to apply an alias renames the
+// record: a later copy finds no subchart of that name, keeps the subchart
+// under its own name, and renders it so. A subchart that no record picks
+// is kept as it is, one chart under every copy (see path).
 func (p *processor) enabled(n *node, v map[string]any, path string) error {
 	if n.noReqs {
 		return nil
@@ -175,20 +228,9 @@ outer:
 		}
 		kept = append(kept, d)
 	}
-	present := map[string]bool{}
 	for _, r := range n.reqs {
-		var found *node
-		for _, d := range n.deps {
-			if d.name() == r.Name {
-				present[r.Name] = true
-				if compatible(r.Version, d.chart.Metadata.Version) {
-					found = d
-					break
-				}
-			}
-		}
-		if found != nil {
-			cp, err := p.copyAlias(found, n, r.Alias)
+		if found := firstMatch(n.deps, r); found != nil {
+			cp, err := p.copyAlias(found, r.Alias)
 			if err != nil {
 				return err
 			}
@@ -197,9 +239,15 @@ outer:
 	}
 	missing := map[*Dependency]bool{}
 	for _, r := range n.reqs {
-		if !present[r.Name] {
+		declared := p.declared[r]
+		switch {
+		case !hasChart(n.deps, r.Name) && !hasChart(n.deps, declared):
 			missing[r] = true
-		} else if !matched(n.deps, r) {
+		case firstMatch(n.deps, r) != nil:
+		case r.Name != declared && !hasChart(n.deps, r.Name):
+			p.warnf("chart %s: dependency %s renders as %s, not as its alias %s: another copy of %s applied the alias first, and Helm applies it once",
+				n.chart.Where, redact.Quote(declared), redact.Quote(declared), redact.Quote(r.Name), redact.Quote(n.chart.Where))
+		default:
 			p.warnf("chart %s: the vendored %s does not match version %s from Chart.yaml", n.chart.Where, redact.Quote(r.Name), redact.Quote(r.Version))
 		}
 		if r.Alias != "" {
@@ -207,6 +255,9 @@ outer:
 		}
 	}
 	n.deps = kept
+	for _, d := range kept {
+		d.parent = n
+	}
 	for _, r := range n.reqs {
 		r.Enabled = true
 	}
@@ -240,13 +291,24 @@ outer:
 			return err
 		}
 	}
-	n.reqs, n.deps = reqs, deps
+	n.reqs, n.deps, n.noReqs = reqs, deps, len(reqs) == 0
 	return nil
 }
 
-func matched(nodes []*node, r *Dependency) bool {
+// firstMatch is the subchart a record picks, as Helm's
+// getAliasDependency: the first of its name whose version matches.
+func firstMatch(nodes []*node, r *Dependency) *node {
 	for _, d := range nodes {
 		if d.name() == r.Name && compatible(r.Version, d.chart.Metadata.Version) {
+			return d
+		}
+	}
+	return nil
+}
+
+func hasChart(nodes []*node, name string) bool {
+	for _, d := range nodes {
+		if d.name() == name {
 			return true
 		}
 	}
@@ -255,37 +317,19 @@ func matched(nodes []*node, r *Dependency) bool {
 
 // copyAlias copies a subchart for one dependency entry, renamed to the
 // alias when there is one: two aliases of one chart render twice.
-func (p *processor) copyAlias(d *node, parent *node, alias string) (*node, error) {
-	cp, err := p.copyNode(d, parent)
-	if err != nil {
-		return nil, err
-	}
-	if alias != "" {
-		cp.chart.Metadata.Name = alias
-	}
-	return cp, nil
-}
-
-func (p *processor) copyNode(d *node, parent *node) (*node, error) {
+func (p *processor) copyAlias(d *node, alias string) (*node, error) {
 	p.charts++
 	if p.charts > MaxRenderedCharts {
 		return nil, fmt.Errorf("chart %s: more than %d charts with subcharts and their aliased copies", d.chart.Where, MaxRenderedCharts)
 	}
 	c := d.chart
-	cp := &node{chart: &Chart{Metadata: c.Metadata, Values: c.Values, ValuesPositions: c.ValuesPositions, Schema: c.Schema,
-		Templates: c.Templates, Files: c.Files, Where: c.Where}, parent: parent, noReqs: d.noReqs}
-	for _, r := range d.reqs {
-		r2 := *r
-		cp.reqs = append(cp.reqs, &r2)
+	cp := *d // the records and, until processed, the subcharts are shared
+	cp.chart = &Chart{Metadata: c.Metadata, Values: c.Values, ValuesPositions: c.ValuesPositions, Schema: c.Schema,
+		Templates: c.Templates, Files: c.Files, Where: c.Where}
+	if alias != "" {
+		cp.chart.Metadata.Name = alias
 	}
-	for _, sub := range d.deps {
-		s, err := p.copyNode(sub, cp)
-		if err != nil {
-			return nil, err
-		}
-		cp.deps = append(cp.deps, s)
-	}
-	return cp, nil
+	return &cp, nil
 }
 
 // tags is Helm's processDependencyTags: a dependency with tags is
@@ -372,6 +416,13 @@ func pathValue(v map[string]any, dotted string) (any, bool) {
 // and `helm template` run it (merging, so nulls stay): children first,
 // then each chart lifts the values its dependencies' import-values name.
 // The parent's own values win over imported ones.
+//
+// Like Helm, it rewrites each record's import-values into the child and
+// parent paths it used ({child: exports.x, parent: .} for the short
+// form), which .Chart.Dependencies then shows, and which an entry of no
+// form it knows is: the records are shared by every copy of a chart, so
+// only the first copy to be processed imports, and the others find the
+// rewritten entries and import nothing.
 func (p *processor) importValues(n *node) error {
 	for _, d := range n.deps {
 		if err := p.importValues(d); err != nil {
@@ -387,10 +438,12 @@ func (p *processor) importValues(n *node) error {
 	}
 	b := map[string]any{}
 	for _, r := range n.reqs {
+		var used []any
 		for _, riv := range r.ImportValues {
 			switch iv := riv.(type) {
 			case map[string]any:
 				child, parent := fmt.Sprintf("%v", iv["child"]), fmt.Sprintf("%v", iv["parent"])
+				used = append(used, map[string]string{"child": child, "parent": parent})
 				vv, ok := table(cvals, r.Name+"."+child)
 				if !ok {
 					p.warnf("chart %s: import-values: dependency %s has no table %s", n.chart.Where, redact.Quote(r.Name), redact.Quote(child))
@@ -402,6 +455,7 @@ func (p *processor) importValues(n *node) error {
 				}
 				b = coalesceTables(b, pathToMap(parent, cp.(map[string]any)), true)
 			case string:
+				used = append(used, map[string]string{"child": "exports." + iv, "parent": "."})
 				vm, ok := table(cvals, r.Name+".exports."+iv)
 				if !ok {
 					p.warnf("chart %s: import-values: dependency %s exports no table %s", n.chart.Where, redact.Quote(r.Name), redact.Quote(iv))
@@ -412,8 +466,12 @@ func (p *processor) importValues(n *node) error {
 					return err
 				}
 				b = coalesceTables(b, cp.(map[string]any), true)
+			case map[string]string:
+				p.warnf("chart %s: import-values of dependency %s import nothing: another copy of %s processed them first, and Helm processes them once",
+					n.chart.Where, redact.Quote(r.Name), redact.Quote(n.chart.Where))
 			}
 		}
+		r.ImportValues = used
 	}
 	base, err := p.copy(cvals)
 	if err != nil {
@@ -619,9 +677,23 @@ func coalesceTables(dst, src map[string]any, merge bool) map[string]any {
 // finish sets each chart's dependencies to what processing kept.
 func (n *node) finish() *Chart {
 	n.chart.Metadata.Dependencies = n.reqs
+	n.chart.path = n.path()
 	n.chart.Dependencies = nil
 	for _, d := range n.deps {
 		n.chart.Dependencies = append(n.chart.Dependencies, d.finish())
 	}
 	return n.chart
+}
+
+// path names the chart's templates, as Helm's ChartFullPath: through the
+// chart Helm last made it a dependency of. That is the chart it renders
+// under, except for a subchart that several copies of a chart share (it
+// renders once, under the last of them) and the subcharts of a chart
+// whose Chart.yaml names none (they keep the path of the chart that was
+// copied, not its alias).
+func (n *node) path() string {
+	if n.parent == nil {
+		return n.name()
+	}
+	return n.parent.path() + "/charts/" + n.name()
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -238,5 +239,76 @@ func TestLoadSubchartDepth(t *testing.T) {
 	}
 	if _, err := Load(fsys); err == nil || !strings.Contains(err.Error(), "subcharts nest more than 20 levels deep") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// Helm keeps one record per dependency of a loaded chart, and every
+// aliased copy of that chart shares it: the first copy to process its
+// import-values rewrites them into a form later copies skip, the first to
+// apply an alias renames the record, so later copies render that
+// subchart under its own name, and a subchart no record picks is one
+// chart under every copy, rendered once, under the last. The subchart of
+// a chart whose Chart.yaml names no dependencies is named by that chart,
+// not by its alias. The expectations are real helm v3.22.0's output for testdata/charts/alias-imports, which
+// e2e/helm_deps_test.go compares with helm itself.
+func TestAliasedCopiesShareDependencyRecords(t *testing.T) {
+	c, err := Load(os.DirFS("../testdata/charts/alias-imports"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const midDeps = `dependencies: "[{\"name\":\"settings\",\"version\":\"0.1.0\",\"repository\":\"file://./charts/leaf\",\"condition\":\"settings.enabled\",\"enabled\":true,\"alias\":\"settings\"}]"`
+	for _, tc := range []struct {
+		name  string
+		user  map[string]any
+		want  map[string][]string // template -> fragments of its output
+		warns []string
+	}{
+		{"defaults", map[string]any{}, map[string][]string{
+			"alias-imports/charts/first/charts/settings/templates/cm.yaml": {`config: "{\"defaultValue\":\"42\"}"`},
+			"alias-imports/charts/first/templates/cm.yaml":                 {`imported: "defaultValue: \"42\""`, `exported: "true"`, `subcharts: "notes,settings"`, midDeps},
+			"alias-imports/charts/second/templates/cm.yaml":                {`imported: "null"`, `exported: "null"`, `subcharts: "leaf,notes"`, midDeps},
+			"alias-imports/charts/third/charts/leaf/templates/cm.yaml":     {"name: leaf"},
+			"alias-imports/charts/third/charts/notes/templates/cm.yaml":    {`text: "from-third"`},
+			"alias-imports/charts/third/templates/cm.yaml":                 {`imported: "null"`, `subcharts: "leaf,notes"`, midDeps},
+			"alias-imports/templates/cm.yaml": {`fromFirst: "defaultValue: \"42\""`, `fromSecond: "null"`,
+				`\"import-values\":[{\"child\":\"imported\",\"parent\":\"fromFirst\"}]`},
+			"alias-imports/charts/plain/charts/inner/templates/cm.yaml": {`text: "from-solo"`},
+		}, []string{`dependency "second" has no table "imported"`}},
+		{"first copy's subchart off", map[string]any{"first": map[string]any{"settings": map[string]any{"enabled": false}}}, map[string][]string{
+			"alias-imports/charts/first/templates/cm.yaml":              {`imported: "null"`, `subcharts: "notes"`, `dependencies: "null"`},
+			"alias-imports/charts/second/templates/cm.yaml":             {`imported: "null"`, `subcharts: "leaf,notes"`},
+			"alias-imports/charts/third/charts/leaf/templates/cm.yaml":  {"name: leaf"},
+			"alias-imports/charts/third/charts/notes/templates/cm.yaml": {`text: "from-third"`},
+			"alias-imports/charts/third/templates/cm.yaml":              {`imported: "null"`},
+			"alias-imports/templates/cm.yaml":                           {`fromFirst: "null"`, `fromSecond: "null"`},
+			"alias-imports/charts/plain/charts/inner/templates/cm.yaml": {`text: "from-solo"`},
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for range 2 { // the loaded chart serves every render alike
+				out, p := renderTree(t, c, tc.user)
+				for name, text := range out {
+					if _, ok := tc.want[name]; !ok {
+						t.Errorf("%s rendered; helm does not render it:\n%s", name, text)
+					}
+				}
+				for name, frags := range tc.want {
+					text, ok := out[name]
+					if !ok {
+						t.Errorf("%s not rendered", name)
+					}
+					for _, f := range frags {
+						if !strings.Contains(text, f) {
+							t.Errorf("%s: want %s in\n%s", name, f, text)
+						}
+					}
+				}
+				for _, w := range tc.warns {
+					if !strings.Contains(strings.Join(p.Warnings, "\n"), w) {
+						t.Errorf("warnings %q, want %q", p.Warnings, w)
+					}
+				}
+			}
+		})
 	}
 }

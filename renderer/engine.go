@@ -280,7 +280,13 @@ type renderable struct {
 // chart contributes its partials only.
 func collect(c *Chart, parentPath string, root bool, parent map[string]any, tpls map[string]renderable) map[string]any {
 	full := c.Metadata.Name
-	if !root {
+	switch {
+	case c.path != "":
+		// Helm names a subchart's templates by the chart it last made the
+		// subchart a dependency of; one that several charts share renders
+		// once, under the last (see node.path).
+		full = c.path
+	case !root:
 		full = parentPath + "/charts/" + c.Metadata.Name
 	}
 	subcharts := map[string]any{}

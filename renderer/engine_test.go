@@ -261,7 +261,8 @@ func TestLoadRejects(t *testing.T) {
 		{map[string]string{"Chart.yaml": "apiVersion: v3\nname: x\nversion: 1\n"}, "apiVersion must be v1 or v2"},
 		{map[string]string{"Chart.yaml": "apiVersion: v2\nname: x\nversion: 1\ntype: library\n"}, "library charts"},
 		{map[string]string{"charts/sub/Chart.yaml": "x"}, "t/charts/sub/Chart.yaml: error unmarshaling"},
-		{map[string]string{"values.yaml": "a: 1\na: 2\n"}, "t/values.yaml:2:1: duplicate key"},
+		{map[string]string{"values.yaml": "a: [1\n"}, "t/values.yaml:2:1: invalid YAML"},
+		{map[string]string{"values.yaml": "a: .inf\n"}, "t/values.yaml:1:4: .inf is not a finite number, which Helm cannot read"},
 	}
 	for _, c := range cases {
 		_, err := Load(chartFS(c.files))
@@ -272,6 +273,15 @@ func TestLoadRejects(t *testing.T) {
 	_, err := Load(fstest.MapFS{"templates/x.yaml": {Data: []byte("x")}})
 	if err == nil || !strings.Contains(err.Error(), "Chart.yaml is missing") {
 		t.Errorf("no Chart.yaml: %v", err)
+	}
+	// values.yaml is read as Helm reads it, unless strictly, as the
+	// built-in chart's values are.
+	dup := chartFS(map[string]string{"values.yaml": "a: 1\na: 2\nb: yes\n"})
+	if c, err := Load(dup); err != nil || c.Values["a"] != int64(2) || c.Values["b"] != true {
+		t.Errorf("as Helm reads it: %v, %v", c.Values, err)
+	}
+	if _, err := LoadWith(dup, LoadOptions{StrictValues: true}); err == nil || !strings.Contains(err.Error(), "t/values.yaml:2:1: duplicate key") {
+		t.Errorf("strictly: %v", err)
 	}
 }
 

@@ -19,12 +19,26 @@ type Sources struct {
 	Set       []string
 	SetString []string
 	SetFile   []string
-	// HelmNumbers reads the numbers of values files as float64, as Helm
-	// does (--set keeps integers, as in Helm).
+	// HelmNumbers reads the numbers of values files and --set-json as
+	// float64, as Helm does (--set keeps integers, as in Helm), so that
+	// 1000000 prints as 1e+06.
 	HelmNumbers bool
+	// ExactNumbers keeps integers exact (int64) where the render would
+	// otherwise give Helm's numbers because the chart is not the built-in
+	// one (see pipeline). HelmNumbers wins over it.
+	ExactNumbers bool
+	// HelmYAML reads values files as Helm reads them (ParseHelmYAML):
+	// YAML 1.1 booleans, the last of two equal keys, with a warning each,
+	// where ParseYAML refuses what YAML 1.1 and 1.2 read differently.
+	HelmYAML bool
 	// AllowEmpty accepts a values file that holds no values (only comments,
 	// or nothing), as Helm does, with a warning instead of an error.
 	AllowEmpty bool
+	// Read reads what Files and SetFile name, up to limit bytes. nil reads
+	// regular files only (safeio.ReadFile): the command line passes a
+	// reader that also takes the pipes a user names, the KRM function one
+	// that keeps to its root.
+	Read func(name string, limit int64) ([]byte, error)
 }
 
 // MaxFileSize bounds one values file; larger input is almost certainly a
@@ -86,7 +100,7 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 	pos := NewPositions()
 	tot := &totals{}
 	for _, name := range s.Files {
-		data, err := readValuesFile(name, stdin)
+		data, err := s.readValuesFile(name, stdin)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -97,7 +111,15 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 		if err := tot.add(len(data), 0); err != nil {
 			return nil, nil, nil, &Error{Loc: Location{File: display}, Msg: err.Error()}
 		}
-		v, p, err := ParseYAML(display, data)
+		var v map[string]any
+		var p *Positions
+		if s.HelmYAML {
+			var notes []string
+			v, p, notes, err = ParseHelmYAML(display, data)
+			warnings = append(warnings, notes...)
+		} else {
+			v, p, err = ParseYAML(display, data)
+		}
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -123,7 +145,7 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 	}{{s.SetJSON, SetJSON}, {s.Set, SetTyped}, {s.SetString, SetString}, {s.SetFile, SetFile}}
 	for _, step := range steps {
 		for _, expr := range step.exprs {
-			if err := applySet(merged, expr, step.kind, readSetFile, pos, tot, s.HelmNumbers); err != nil {
+			if err := applySet(merged, expr, step.kind, s.readSetFile, pos, tot, s.HelmNumbers); err != nil {
 				return nil, nil, nil, err
 			}
 		}
@@ -131,8 +153,8 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 	return merged, pos, warnings, nil
 }
 
-func readSetFile(path string) ([]byte, error) {
-	data, err := readValuesFile(path, nil)
+func (s Sources) readSetFile(path string) ([]byte, error) {
+	data, err := s.readValuesFile(path, nil)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) {
@@ -142,10 +164,12 @@ func readSetFile(path string) ([]byte, error) {
 	return data, err
 }
 
-func readValuesFile(name string, stdin io.Reader) ([]byte, error) {
+func (s Sources) readValuesFile(name string, stdin io.Reader) ([]byte, error) {
 	var data []byte
 	var err error
 	switch {
+	case name != "-" && s.Read != nil:
+		data, err = s.Read(name, MaxFileSize)
 	case name != "-":
 		data, err = safeio.ReadFile(name, MaxFileSize)
 	case stdin == nil:

@@ -424,7 +424,8 @@ func (p *setParser) jsonValue() (any, error) {
 func FromJSON(v any) (any, error) {
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := x.Int64(); err == nil {
+		// -0 is no integer: as a float64 it keeps its sign, as in Helm.
+		if i, err := x.Int64(); err == nil && (i != 0 || !strings.HasPrefix(x.String(), "-")) {
 			return i, nil
 		}
 		f, err := x.Float64()

@@ -64,46 +64,71 @@ func ParseYAMLPositionsLater(name string, data []byte) (map[string]any, *Positio
 
 // parseYAML reads the document, recording positions in pos unless it is nil.
 func parseYAML(name string, data []byte, pos *Positions) (map[string]any, *Positions, error) {
+	c := &converter{file: name, pos: pos}
+	v, err := c.document(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, pos, nil
+}
+
+// document reads data, one values document, with the converter's checks.
+func (c *converter) document(data []byte) (map[string]any, error) {
+	name := c.file
 	if !utf8.Valid(data) {
-		return nil, nil, &Error{Loc: Location{File: name}, Msg: "not valid UTF-8 text"}
+		return nil, &Error{Loc: Location{File: name}, Msg: "not valid UTF-8 text"}
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return nil, nil, &Error{Loc: Location{File: name}, Msg: "contains a NUL byte; is this a binary file?"}
+		return nil, &Error{Loc: Location{File: name}, Msg: "contains a NUL byte; is this a binary file?"}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return map[string]any{}, pos, nil
+			return map[string]any{}, nil
 		}
-		return nil, nil, yamlSyntaxError(name, data, err)
+		return nil, yamlSyntaxError(name, data, err)
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, nil, &Error{Loc: Location{File: name, Line: extra.Line, Column: extra.Column},
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case c.helm:
+		// Helm reads the first document and nothing after it, not even a
+		// syntax error; the warning follows those about the first.
+		loc := Location{File: name, Line: extra.Line, Column: extra.Column}
+		if err != nil {
+			loc.Line, _ = SyntaxErrorLine(err)
+		}
+		defer func() {
+			c.warnings = append(c.warnings, loc.String()+": only the first YAML document of a values file is read, as Helm reads it; what follows is ignored")
+		}()
+	case err == nil:
+		return nil, &Error{Loc: Location{File: name, Line: extra.Line, Column: extra.Column},
 			Msg: "a values file holds one YAML document, found a second one after '---'"}
-	} else if !errors.Is(err, io.EOF) {
-		return nil, nil, yamlSyntaxError(name, data, err)
+	default:
+		return nil, yamlSyntaxError(name, data, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
-			return map[string]any{}, pos, nil
+			return map[string]any{}, nil
 		}
 		root = root.Content[0]
 	}
-	c := &converter{file: name, pos: pos}
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return map[string]any{}, pos, nil
+		return map[string]any{}, nil
 	}
 	if resolve(root).Kind != yaml.MappingNode {
-		return nil, nil, c.errorf(root, "the top level of a values file must be a map of keys to values, found %s", describe(root))
+		// The file may be no values file at all (a host file named by
+		// mistake, or by someone who wants to see it): say what it holds
+		// and where, never what it says.
+		return nil, c.errorf(root, "the top level of a values file must be a map of keys to values, found %s; is this a values file?", kindOf(root))
 	}
 	v, err := c.convert(root, "", 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return v.(map[string]any), pos, nil
+	return v.(map[string]any), nil
 }
 
 // ParseNode converts an already parsed YAML mapping (for example the spec of
@@ -164,6 +189,16 @@ type converter struct {
 	file  string
 	pos   *Positions
 	nodes int
+	// helm: the document is read the way Helm reads it (see
+	// ParseHelmYAML); the walk checks the limits, the syntax and the
+	// shape, records positions, and warns where YAML 1.2 would read the
+	// text differently, but converts no scalars.
+	helm     bool
+	warnings []string
+}
+
+func (c *converter) warnf(n *yaml.Node, format string, args ...any) {
+	c.warnings = append(c.warnings, c.loc(n).String()+": "+fmt.Sprintf(format, args...))
 }
 
 // childPointer and indexPointer build the pointers positions are kept
@@ -195,6 +230,17 @@ func resolve(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
+}
+
+// kindOf names what a node holds, without its content.
+func kindOf(n *yaml.Node) string {
+	switch resolve(n).Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a map"
+	}
+	return "text (a scalar)"
 }
 
 func describe(n *yaml.Node) string {
@@ -261,7 +307,10 @@ func (c *converter) mapping(n *yaml.Node, ptr string, depth int) (any, error) {
 			return nil, err
 		}
 		if first, dup := where[key]; dup {
-			return nil, c.errorf(k, "duplicate key %s (first defined at line %d); YAML keeps only one of them", redact.Quote(key), first.Line)
+			if !c.helm {
+				return nil, c.errorf(k, "duplicate key %s (first defined at line %d); YAML keeps only one of them", redact.Quote(key), first.Line)
+			}
+			c.warnf(k, "duplicate key %s (first defined at line %d); the last one counts, as Helm reads it", redact.Quote(key), first.Line)
 		}
 		where[key] = k
 		child := c.childPointer(ptr, key)
@@ -308,6 +357,9 @@ func (c *converter) key(k *yaml.Node) (string, error) {
 	if k.Tag == "!!null" && k.Value != "null" {
 		return "", c.errorf(k, "empty key: every key needs a name")
 	}
+	if k.Tag == "!!null" && c.helm {
+		return "", c.errorf(k, "the key null cannot be read by Helm; quote it (\"null\":) for the text")
+	}
 	if err := c.checkYAML11Bool(k, "key"); err != nil {
 		return "", err
 	}
@@ -330,6 +382,10 @@ func (c *converter) checkYAML11Bool(n *yaml.Node, what string) error {
 	if !ambiguous || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || n.Tag != "!!str" {
 		return nil
 	}
+	if c.helm {
+		c.warnf(n, "unquoted %s is read as the boolean %t, as Helm reads it (YAML 1.1); YAML 1.2 tools read the text %s", n.Value, b, redact.Quote(n.Value))
+		return nil
+	}
 	if what == "key" {
 		return c.errorf(n, "unquoted key %s is the boolean %t to Helm (YAML 1.1) but text to YAML 1.2; quote it (\"%s\":) so both read it as text",
 			n.Value, b, n.Value)
@@ -341,6 +397,18 @@ func (c *converter) checkYAML11Bool(n *yaml.Node, what string) error {
 var digitsRE = lazy.Regexp(`^[-+]?[0-9][0-9_]*$`)
 
 func (c *converter) scalar(n *yaml.Node) (any, error) {
+	if c.helm {
+		// The value is Helm's reading (ParseHelmYAML); the walk only names
+		// what YAML 1.2 reads differently, and, at its line, what Helm
+		// would refuse without one.
+		if n.Tag == "!!float" {
+			var f float64
+			if n.Decode(&f) == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+				return nil, c.errorf(n, "%s is not a finite number, which Helm cannot read", redact.Excerpt(n.Value))
+			}
+		}
+		return nil, c.checkYAML11Bool(n, "value")
+	}
 	switch n.Tag {
 	case "!!str":
 		if err := c.checkYAML11Bool(n, "value"); err != nil {
