@@ -337,7 +337,6 @@ func TestKptSubpackages(t *testing.T) {
 func TestKptScenarios(t *testing.T) {
 	for _, ex := range exampleFiles(t) {
 		t.Run(filepath.Base(ex), func(t *testing.T) {
-			abs, _ := filepath.Abs(ex)
 			pkg := t.TempDir()
 			kptPackage(t, pkg, "pkg", strings.Replace(kptWorkload, "- values/base.yaml\nspec:\n  model:\n    name: tinyllama-1.1b\n", "- values/example.yaml\nspec: {}\n", 1))
 			copyFile(t, ex, filepath.Join(pkg, "values", "example.yaml"))
@@ -346,7 +345,8 @@ func TestKptScenarios(t *testing.T) {
 			}
 			byKpt, _ := generated(t, pkg, "llm")
 			dir := t.TempDir()
-			writeGenerator(t, dir, map[string]any{"spec": map[string]any{}, "valuesFiles": []any{abs}})
+			writeGenerator(t, dir, map[string]any{"spec": map[string]any{}, "valuesFiles": []any{"values.yaml"}})
+			copyFile(t, ex, filepath.Join(dir, "values.yaml")) // inside the kustomization, where the function reads
 			out, err := kustomizeBuild(t, dir)
 			if err != nil {
 				t.Fatal(err)

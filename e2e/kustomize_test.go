@@ -182,7 +182,6 @@ func TestKustomizeScenarios(t *testing.T) {
 			if err := yaml.Unmarshal(data, &spec); err != nil {
 				t.Fatal(err)
 			}
-			abs, _ := filepath.Abs(ex)
 			direct, err := runTool(t, llmrenderBin, "render", "-f", ex)
 			if err != nil {
 				t.Fatal(err)
@@ -192,10 +191,11 @@ func TestKustomizeScenarios(t *testing.T) {
 				config map[string]any
 			}{
 				{"inline spec", map[string]any{"spec": spec}},
-				{"valuesFiles", map[string]any{"spec": map[string]any{}, "valuesFiles": []any{abs}}},
+				{"valuesFiles", map[string]any{"spec": map[string]any{}, "valuesFiles": []any{"values.yaml"}}},
 			} {
 				dir := t.TempDir()
 				writeGenerator(t, dir, form.config)
+				copyFile(t, ex, filepath.Join(dir, "values.yaml")) // inside the kustomization, where the function reads
 				out, err := kustomizeBuild(t, dir)
 				if err != nil {
 					t.Fatal(err)

@@ -113,8 +113,8 @@ func TestFlagsTogetherAreBounded(t *testing.T) {
 // Reads before size checks: every file goes through the bounded reader.
 func TestFilesThatAreNotWhatTheySeem(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "values.yaml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	fifoDir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(fifoDir, "values.yaml"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sparse := filepath.Join(dir, "sparse.yaml")
@@ -140,12 +140,12 @@ func TestFilesThatAreNotWhatTheySeem(t *testing.T) {
 		r    run
 		want string
 	}{
-		{"lint /dev/zero", run{args: []string{"lint", "/dev/zero"}}, "/dev/zero: is a device, not a regular file"},
+		{"lint /dev/zero", run{args: []string{"lint", "/dev/zero"}}, "/dev/zero: more than 64 MiB of manifests in total"},
 		{"lint a 20 GB sparse file", run{args: []string{"lint", sparse}}, "sparse.yaml: more than 64 MiB of manifests in total"},
 		{"lint /dev/zero on stdin", run{args: []string{"lint"}, stdinF: "/dev/zero"}, "<stdin>: more than 64 MiB of manifests in total"},
 		{"diff against a tree with a link to /dev/zero", run{args: []string{"diff", "--against", golden}}, "001-zero.yaml: is a symbolic link that leads outside"},
-		{"values from a FIFO", run{args: []string{"render", "-f", fifo}}, "values.yaml: is a named pipe (FIFO), not a regular file"},
-		{"--set-file from a FIFO", run{args: []string{"render", "--set-file", "workload.prompt=" + fifo}}, "is a named pipe (FIFO), not a regular file"},
+		{"a FIFO among --each's values files", run{args: []string{"render", "--each", fifoDir, "--output-dir", filepath.Join(t.TempDir(), "out")}}, "values.yaml: is a named pipe (FIFO), not a regular file"},
+		{"a FIFO in a lint directory", run{args: []string{"lint", fifoDir}}, "values.yaml: is a named pipe (FIFO), not a regular file"},
 		{".helmignore linked to /dev/zero", run{args: []string{"render", "--chart", ignoreLink}}, ".helmignore: is a symbolic link that leads outside"},
 		{"a huge .helmignore", run{args: []string{"render", "--chart", ignoreHuge}}, ".helmignore: is 117 KiB, larger than the 64 KiB limit"},
 		{"a 70 MB file in a post-render overlay", run{args: []string{"render", "--post-render", overlay}}, "holds more than 64 MiB; is this the overlay directory?"},
@@ -160,15 +160,15 @@ func TestFilesThatAreNotWhatTheySeem(t *testing.T) {
 }
 
 // The function's own reads are bounded too: its config file and its
-// standalone inputs.
+// standalone inputs, which the user names and so may be devices.
 func TestFunctionConfigIsBounded(t *testing.T) {
-	run{args: []string{"fn", "--config", "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "is a device")
+	run{args: []string{"fn", "--config", "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "function config /dev/zero: is larger than the 64 MiB limit")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "llm.yaml")
 	if err := os.WriteFile(cfg, []byte("apiVersion: llmrender.dev/v1alpha1\nkind: LLMWorkload\nmetadata:\n  name: llm\nspec: {}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run{args: []string{"fn", "--config", cfg, "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "/dev/zero: is a device")
+	run{args: []string{"fn", "--config", cfg, "/dev/zero"}, timeout: 10 * time.Second}.do(t).expect(t, 1, "input /dev/zero: is larger than the 64 MiB limit")
 }
 
 // Subchart archives: a compression bomb stops at the chart's limit, an

@@ -104,7 +104,7 @@ func TestSecretsAreNeverEchoed(t *testing.T) {
 		{"a token in bad --set-json", []string{"render", "--set-json", "a={\"t\": \"" + pat + "\" x}"}, 2, "--set-json a=", []string{pat, "k9Qk9Q"}},
 		{"a token as the release name", []string{"render", "--name", pat}, 2, "--name: release name \"[redacted: a GitHub token]\"", []string{pat}},
 		{"a token as the namespace", []string{"render", "-n", hf}, 2, "--namespace: namespace \"[redacted: a Hugging Face token]\"", []string{hf}},
-		{"a host file as values", []string{"render", "-f", filepath.Join(files, "passwd")}, 1, "passwd:1:1: the top level of a values file must be a map", []string{"secretline", "nologin daemon"}},
+		{"a host file as values", []string{"render", "-f", filepath.Join(files, "passwd")}, 1, "passwd:1:1: the top level of a values file must be a map", []string{"secretline", "nologin daemon", "daemon:x"}},
 		{"a key of 900 characters", []string{"validate", "--set", "workload." + strings.Repeat("k", 900) + "=1"}, 1, "... (900 bytes): unknown key", []string{strings.Repeat("k", 150)}},
 		{"a value of 5000 characters", []string{"validate", "--set", "workload.type=" + strings.Repeat("x", 5000)}, 1, "... (5000 bytes) is not one of inference, finetune, pretrain", []string{strings.Repeat("x", 150)}},
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/pipeline"
@@ -39,8 +41,12 @@ type Config struct {
 	Name        string   // the release name, which names the objects
 	Namespace   string   // the release namespace ("default" when empty)
 	File        string   // the file it was read from as the user names it, "" when unknown
-	ValuesFiles []string // resolved against the config file's directory
+	ValuesFiles []string // names inside root when it is set, else resolved against the config file's directory
 	Spec        pipeline.Layer
+
+	// root is the client's root when the config may name only files
+	// inside it; ValuesFiles are read from it.
+	root *root
 
 	// Ref is the config object as written (its namespace only when it has
 	// one), for results that point at it.
@@ -81,6 +87,75 @@ type source struct {
 	linesKnown bool   // the node's lines are the file's (not a ResourceList's a client wrote)
 	dir        string // relative valuesFiles are resolved against it
 	dirIs      string // what dir is, for messages ("the directory of llmworkload.yaml")
+	root       *root  // the client's root: the config's own file is read only inside it
+	anyFile    bool   // valuesFiles may lie outside root (Unrestricted)
+}
+
+// LoadRestrictions says which files a function config run by a client may
+// name, as kustomize's --load-restrictor does for a kustomization's files.
+type LoadRestrictions int
+
+const (
+	// RootOnly: only files inside the client's root (the kustomization's
+	// directory, the kpt package) are read; a path that leads out of it,
+	// with "..", as an absolute path or through a symbolic link, is
+	// refused, and only regular files are read. What the function reads
+	// is then what the client was asked to build, and nothing else of the
+	// machine's.
+	RootOnly LoadRestrictions = iota
+	// Unrestricted: any file the user running the client can read.
+	Unrestricted
+)
+
+// root is the directory a client runs the function for, and the files in
+// it the function config may name.
+type root struct {
+	dir  string // absolute
+	is   string // what it is, for messages: "the kustomization's directory"
+	fsys fs.FS  // the tree under dir, links resolved and kept inside
+}
+
+func newRoot(dir, is string) *root {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return &root{dir: dir, is: is, fsys: safeio.Dir(dir)}
+}
+
+// name is p (absolute, or relative to the working directory) as a name
+// inside the root, and false when p lies outside it. Links are resolved
+// when the file is read (safeio.Dir); here they are resolved only to see
+// that a path written through a link to the root (/tmp when it is
+// /private/tmp) is inside.
+func (r *root) name(p string) (string, bool) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", false
+	}
+	if rel, err := filepath.Rel(r.dir, abs); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel), true
+	}
+	realRoot, err1 := filepath.EvalSymlinks(r.dir)
+	realDir, err2 := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	if rel, err := filepath.Rel(realRoot, filepath.Join(realDir, filepath.Base(abs))); err == nil && filepath.IsLocal(rel) {
+		return filepath.ToSlash(rel), true
+	}
+	return "", false
+}
+
+// read reads a file inside the root: a regular file whose links stay
+// inside.
+func (r *root) read(name string, limit int64) ([]byte, error) {
+	return safeio.ReadFileFS(r.fsys, name, limit)
+}
+
+// outside explains a path that leads out of the root.
+func (r *root) outside(p string) string {
+	return fmt.Sprintf("%s is outside %s, %s: the function reads only files inside it, as kustomize reads a kustomization's files (LoadRestrictionsRootOnly); move the file inside it, or run the function with --load-restrictor LoadRestrictionsNone",
+		redact.Label(p), r.dir, r.is)
 }
 
 func (s source) where(at *yaml.Node) string {
@@ -153,33 +228,45 @@ func parseWorkload(n *yaml.Node, src source) (*Config, error) {
 		}
 	}
 	c := &Config{Ref: ref(n)}
+	if !src.anyFile {
+		c.root = src.root
+	}
 	if src.linesKnown {
 		c.File = src.file
 	}
 	meta := yamlnode.Get(n, "metadata")
+	if meta != nil && !yamlnode.IsNull(meta) && meta.Kind != yaml.MappingNode {
+		return nil, &ConfigError{Where: src.where(meta), Field: "metadata", Msg: "expected a map with the name (and the namespace) of the release"}
+	}
+	for _, k := range []string{"name", "namespace"} {
+		if v := yamlnode.Get(meta, k); v != nil && v.Kind != yaml.ScalarNode {
+			return nil, &ConfigError{Where: src.where(v), Field: "metadata." + k, Msg: "expected a string, found " + nodeKind(v)}
+		}
+	}
 	c.Name, c.Namespace = c.Ref.Name, c.Ref.Namespace
 	if c.Name == "" {
 		return nil, &ConfigError{Where: src.where(n), Field: "metadata.name", Msg: "required: it is the release name that names every rendered object"}
 	}
-	if err := setRelease(c, c.Name, c.Namespace); err != nil {
+	if err := checkName(c.Name); err != nil {
 		return nil, &ConfigError{Where: src.where(yamlnode.Get(meta, "name")), Field: "metadata.name", Msg: err.Error()}
 	}
+	if err := checkNamespace(c.Namespace); err != nil {
+		return nil, &ConfigError{Where: src.where(yamlnode.Get(meta, "namespace")), Field: "metadata.namespace", Msg: err.Error()}
+	}
+	setRelease(c, c.Name, c.Namespace)
 	if vf := yamlnode.Get(n, "valuesFiles"); vf != nil && !yamlnode.IsNull(vf) {
 		if vf.Kind != yaml.SequenceNode {
 			return nil, &ConfigError{Where: src.where(vf), Field: "valuesFiles", Msg: "expected a list of file paths"}
 		}
 		for i, item := range vf.Content {
 			item = yamlnode.Resolve(item)
+			field := fmt.Sprintf("valuesFiles[%d]", i)
 			if item.Kind != yaml.ScalarNode || item.Value == "" {
-				return nil, &ConfigError{Where: src.where(item), Field: fmt.Sprintf("valuesFiles[%d]", i), Msg: "expected a file path"}
+				return nil, &ConfigError{Where: src.where(item), Field: field, Msg: "expected a file path"}
 			}
-			p := item.Value
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(src.dir, p)
-				if _, err := os.Stat(p); err != nil {
-					return nil, &ConfigError{Where: src.where(item), Field: fmt.Sprintf("valuesFiles[%d]", i),
-						Msg: fmt.Sprintf("%s: %s (relative paths are read from %s)", item.Value, safeio.Describe(err), src.describeDir())}
-				}
+			p, err := src.valuesFile(item.Value)
+			if err != nil {
+				return nil, &ConfigError{Where: src.where(item), Field: field, Msg: err.Error()}
 			}
 			c.ValuesFiles = append(c.ValuesFiles, p)
 		}
@@ -204,16 +291,93 @@ func parseWorkload(n *yaml.Node, src source) (*Config, error) {
 	return c, nil
 }
 
-// setRelease checks and sets the release name and namespace.
-func setRelease(c *Config, name, namespace string) error {
-	if err := renderer.CheckReleaseName(name); err != nil {
+// valuesFile resolves a path valuesFiles names: against the config's
+// directory when relative, and, under a root, to a name inside it for a
+// file that is there. Whether the file is a values file is the values
+// loader's to say; this says where it is, while the config's position is
+// at hand.
+func (s source) valuesFile(p string) (string, error) {
+	full := p
+	if !filepath.IsAbs(full) {
+		full = filepath.Join(s.dir, full)
+	}
+	if s.root == nil || s.anyFile {
+		if !filepath.IsAbs(p) {
+			if _, err := os.Stat(full); err != nil {
+				return "", fmt.Errorf("%s: %s (relative paths are read from %s)", redact.Label(p), safeio.Describe(err), s.describeDir())
+			}
+		}
+		return full, nil
+	}
+	name, ok := s.root.name(full)
+	if !ok {
+		return "", errors.New(s.root.outside(p))
+	}
+	f, err := s.root.fsys.Open(name)
+	if err == nil {
+		var info fs.FileInfo
+		if info, err = f.Stat(); err == nil && !info.Mode().IsRegular() {
+			err = &safeio.Error{Path: name, Reason: "is a directory, not a file"}
+		}
+		f.Close()
+	}
+	var se *safeio.Error
+	switch {
+	case err == nil:
+		return name, nil
+	case errors.As(err, &se):
+		return "", fmt.Errorf("%s: %s", redact.Label(p), se.Reason)
+	}
+	return "", fmt.Errorf("%s: %s (relative paths are read from %s)", redact.Label(p), safeio.Describe(err), s.describeDir())
+}
+
+// checkName checks a release name a config gives, as render checks --name.
+func checkName(name string) error {
+	if err := refuseCredential(name, "the release name, which names every generated object"); err != nil {
 		return err
 	}
+	return renderer.CheckReleaseName(name)
+}
+
+// checkNamespace checks a release namespace a config gives ("" is the
+// default), as render checks --namespace: it is written into every
+// generated object (the owner mark, depends-on annotations).
+func checkNamespace(ns string) error {
+	if ns == "" {
+		return nil
+	}
+	if err := refuseCredential(ns, "the namespace, which is written into every generated object"); err != nil {
+		return err
+	}
+	return renderer.CheckNamespace(ns)
+}
+
+// refuseCredential refuses what LR009 refuses in values: a name that is a
+// credential would be written into the output. The message never shows it.
+func refuseCredential(s, what string) error {
+	if kind, found := redact.Find(s); found {
+		return fmt.Errorf("this looks like %s; a credential must never be %s: keep it in a Secret", kind, what)
+	}
+	return nil
+}
+
+// setRelease sets the release name and namespace, checked.
+func setRelease(c *Config, name, namespace string) {
 	c.Name, c.Namespace = name, namespace
 	if c.Namespace == "" {
 		c.Namespace = "default"
 	}
-	return nil
+}
+
+// nodeKind names what a YAML node holds, without its content.
+func nodeKind(n *yaml.Node) string {
+	switch yamlnode.Resolve(n).Kind {
+	case yaml.MappingNode:
+		return "a map"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return "a scalar"
 }
 
 // Keys of a ConfigMap config that are not values paths: the release, as
@@ -274,9 +438,13 @@ func parseConfigMap(n *yaml.Node, src source) (*Config, error) {
 		}
 		pos.Overlay(set)
 	}
-	if err := setRelease(c, name, namespace); err != nil {
-		return nil, &ConfigError{Where: src.where(n), Field: "data." + configMapName, Msg: err.Error()}
+	if err := checkName(name); err != nil {
+		return nil, &ConfigError{Where: src.where(yamlnode.Get(data, configMapName)), Field: "data." + configMapName, Msg: err.Error()}
 	}
+	if err := checkNamespace(namespace); err != nil {
+		return nil, &ConfigError{Where: src.where(yamlnode.Get(data, configMapNamespace)), Field: "data." + configMapNamespace, Msg: err.Error()}
+	}
+	setRelease(c, name, namespace)
 	c.Spec = pipeline.Layer{Values: vals, Positions: pos}
 	return c, nil
 }
@@ -300,9 +468,9 @@ func ParseConfig(n *yaml.Node, file string, linesKnown bool, dir string) (*Confi
 
 // ReadConfigFile reads the LLMWorkload in file (the only one, or the one
 // named name when name is not empty); relative valuesFiles are resolved
-// against dir.
+// against dir. The user names the file, as with -f: it may be a pipe.
 func ReadConfigFile(file, name, dir string) (*Config, error) {
-	n, err := findConfig(file, file, Kind, name)
+	n, err := findConfig(func() ([]byte, error) { return safeio.ReadNamed(file, MaxInputSize) }, file, Kind, name)
 	if err != nil {
 		return nil, err
 	}
@@ -313,12 +481,12 @@ func ReadConfigFile(file, name, dir string) (*Config, error) {
 	return parseWorkload(n, src)
 }
 
-// findConfig reads the file at read (shown as display) and returns its
+// findConfig reads a file with read (shown as display) and returns its
 // object of the kind (and name, unless empty): the only one, else an error.
 // A file with a single object of another kind returns that object, so that
 // parsing it reports what it is.
-func findConfig(read, display, kind, name string) (*yaml.Node, error) {
-	data, err := safeio.ReadFile(read, MaxInputSize)
+func findConfig(read func() ([]byte, error), display, kind, name string) (*yaml.Node, error) {
+	data, err := read()
 	if err != nil {
 		var se *safeio.Error
 		if errors.As(err, &se) {
@@ -351,9 +519,10 @@ func findConfig(read, display, kind, name string) (*yaml.Node, error) {
 	return nil, &ConfigError{Where: display, Msg: fmt.Sprintf("holds no %s named %q", kind, name)}
 }
 
-// candidate is a file that may hold the function config a client sent.
+// candidate is a file inside the root that may hold the function config a
+// client sent: name inside the root, shown as display.
 type candidate struct {
-	read, display string
+	name, display string
 }
 
 // locate finds the user's file for the config a client sent, so that
@@ -366,11 +535,11 @@ type candidate struct {
 func locate(n *yaml.Node, parsed *Config, parseErr error, candidates []candidate, src source) (*Config, error) {
 	id := ref(n)
 	for _, cand := range candidates {
-		fn, err := findConfig(cand.read, cand.display, id.Kind, id.Name)
+		fn, err := findConfig(func() ([]byte, error) { return src.root.read(cand.name, MaxInputSize) }, cand.display, id.Kind, id.Name)
 		if err != nil {
 			continue
 		}
-		c, err := parseFunctionConfig(fn, source{file: cand.display, linesKnown: true, dir: src.dir, dirIs: src.dirIs})
+		c, err := parseFunctionConfig(fn, source{file: cand.display, linesKnown: true, dir: src.dir, dirIs: src.dirIs, root: src.root, anyFile: src.anyFile})
 		switch {
 		case parseErr != nil && err != nil:
 			return nil, err
@@ -387,11 +556,13 @@ func sameConfig(a, b *Config) bool {
 }
 
 // kustomizationConfigFiles lists the generator and transformer files of the
-// kustomization in dir: kustomize sends a generator's config without its
-// file, and these are the files it can have come from.
-func kustomizationConfigFiles(dir string) []candidate {
+// kustomization at the root: kustomize sends a generator's config without
+// its file, and these are the files it can have come from. Only files
+// inside the root are read: a path out of it, a link out of it, a pipe or
+// a device is no generator config of this kustomization.
+func kustomizationConfigFiles(r *root) []candidate {
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		data, err := safeio.ReadFile(filepath.Join(dir, name), MaxInputSize)
+		data, err := r.read(name, MaxInputSize)
 		if err != nil {
 			continue
 		}
@@ -407,14 +578,8 @@ func kustomizationConfigFiles(dir string) []candidate {
 			if strings.ContainsAny(f, "\n:") { // an inline config, not a path
 				continue
 			}
-			// Only regular files inside the kustomization's root: a link
-			// out of it, a pipe or a device is no generator config.
-			if file, err := safeio.Dir(dir).Open(filepath.ToSlash(filepath.Clean(f))); err == nil {
-				info, err := file.Stat()
-				file.Close()
-				if err == nil && info.Mode().IsRegular() {
-					files = append(files, candidate{read: filepath.Join(dir, f), display: f})
-				}
+			if name := path.Clean(filepath.ToSlash(f)); fs.ValidPath(name) {
+				files = append(files, candidate{name: name, display: f})
 			}
 		}
 		return files

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -70,17 +71,30 @@ type Env struct {
 	Chart   *pipeline.Chart
 	Dir     string           // the working directory: clients' relative paths are resolved here
 	Options renderer.Options // kube version and API versions; the config names the release
+	// Load says which files the function config may name: by default only
+	// files inside the client's root (the kustomization's directory, or
+	// the kpt package).
+	Load LoadRestrictions
 }
 
-// Output is the result of one run. Data is always a ResourceList to write to
-// standard output, also on failure: then it holds the input items unchanged
-// (no items when the input could not be read) and the errors as results.
+// Output is the result of one run. Data is always a complete ResourceList
+// to write to standard output, also on failure: then it holds the input
+// items unchanged (no items when the input could not be read) and the
+// errors as results.
 type Output struct {
 	Data     []byte
 	Warnings []rules.Finding
 	Waived   []rules.Finding
 	Err      error
 }
+
+// Failed is the output for an error before the input's items are known
+// (the input could not be read, the chart could not be loaded): a
+// ResourceList with no items and the error as its one result, the answer
+// a client gets for input that is no ResourceList. kpt shows the results
+// of a function that fails; kustomize shows only standard error and the
+// exit code, which the caller adds.
+func Failed(err error) Output { return errorList(err) }
 
 // Run processes one ResourceList.
 func Run(input []byte, env Env) Output {
@@ -124,9 +138,13 @@ func Run(input []byte, env Env) Output {
 func Generate(cfg *Config, env Env) (*pipeline.Result, error) {
 	opts := env.Options
 	opts.ReleaseName, opts.Namespace = cfg.Name, cfg.Namespace
+	src := values.Sources{Files: cfg.ValuesFiles}
+	if cfg.root != nil {
+		src.Read = cfg.root.read
+	}
 	res, err := pipeline.Render(pipeline.Request{
 		Chart:   env.Chart,
-		Sources: values.Sources{Files: cfg.ValuesFiles},
+		Sources: src,
 		Layers:  []pipeline.Layer{cfg.Spec},
 		Options: opts,
 	})
@@ -214,7 +232,13 @@ func errorList(err error) Output {
 	rl := &resourceList{root: &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}}
 	yamlnode.Set(rl.root, "apiVersion", yamlnode.Str(resourceListAPIVersion))
 	yamlnode.Set(rl.root, "kind", yamlnode.Str(resourceListKind))
-	return rl.fail(err, reporter{})
+	rl.setItems(nil)
+	rl.setResults(reporter{}.errors(err))
+	data, encErr := rl.encode()
+	if encErr != nil { // strings and an empty list: it cannot fail, but if it did
+		data = []byte("apiVersion: " + resourceListAPIVersion + "\nkind: " + resourceListKind + "\nitems: []\nresults:\n  - message: the function failed; its standard error says why\n    severity: error\n")
+	}
+	return Output{Data: data, Err: err}
 }
 
 // fail returns the input items untouched, with the error as results. The
@@ -229,11 +253,10 @@ func (rl *resourceList) fail(err error, rep reporter) Output {
 	data, encErr := rl.encode()
 	if encErr != nil {
 		// Only a pathological input gets here (aliases that expand beyond
-		// the limit): answer with the errors alone.
-		if len(rl.items()) > 0 {
-			return errorList(errors.Join(err, encErr))
-		}
-		return Output{Err: errors.Join(err, encErr)}
+		// the limit, in the items or in fields the function does not
+		// know): answer with the errors alone, in a list that holds
+		// nothing else and so always encodes.
+		return errorList(errors.Join(err, encErr))
 	}
 	return Output{Data: data, Err: err}
 }
@@ -296,10 +319,25 @@ func (rl *resourceList) setResults(rs []result) {
 		yamlnode.Remove(rl.root, "results")
 		return
 	}
-	// Messages quote values; whatever still looks like a credential is
-	// hidden here, the last step before the client shows it.
+	// Messages quote values, and the object, field and file a result
+	// points at are the user's words too (a namespace, a key, a file
+	// name): whatever still looks like a credential is hidden here, the
+	// last step before the client shows it.
 	for i := range rs {
 		rs[i].Message = redact.Credentials(rs[i].Message)
+		if r := rs[i].ResourceRef; r != nil {
+			cp := *r
+			for _, f := range []*string{&cp.APIVersion, &cp.Kind, &cp.Name, &cp.Namespace} {
+				*f = redact.Credentials(*f)
+			}
+			rs[i].ResourceRef = &cp
+		}
+		if f := rs[i].Field; f != nil {
+			rs[i].Field = &field{Path: redact.Credentials(f.Path)}
+		}
+		if f := rs[i].File; f != nil {
+			rs[i].File = &file{Path: redact.Credentials(f.Path)}
+		}
 	}
 	var n yaml.Node
 	if err := n.Encode(rs); err == nil { // plain structs of strings: it cannot fail
@@ -353,6 +391,7 @@ type origin struct {
 	path    string // the config's file, slash-separated, relative to root; "" when not given
 	pkgPath string // kpt's package-path of that file
 	root    string // the directory the client's paths are relative to
+	rootIs  string // what root is, for messages
 }
 
 // originOf reads the config's path annotations, or those of the item it
@@ -365,8 +404,13 @@ func (rl *resourceList) originOf(fc *yaml.Node, env Env) origin {
 		n = rl.configItem(fc)
 	}
 	o := origin{path: itemPath(n), pkgPath: annotation(n, PackagePathAnnotation), root: env.Dir}
-	if o.pkgPath != "" {
-		o.root = o.pkgPath
+	switch {
+	case o.pkgPath != "":
+		o.root, o.rootIs = o.pkgPath, "the package's directory"
+	case o.path != "":
+		o.rootIs = "the working directory, which kpt fn eval takes for the package"
+	default:
+		o.rootIs = "the kustomization's directory (kustomize runs the function there)"
 	}
 	return o
 }
@@ -410,10 +454,11 @@ func sameContent(a, b *yaml.Node, key string) bool {
 // says which it is (or, for kustomize, where the kustomization lists it).
 func (o origin) config(fc *yaml.Node, env Env) (*Config, error) {
 	id := ref(fc)
-	src := source{file: orNone(id.Kind) + "/" + id.Name, dir: env.Dir, dirIs: "the working directory"}
+	src := source{file: orNone(id.Kind) + "/" + redact.Credentials(id.Name), dir: env.Dir, dirIs: "the working directory",
+		root: newRoot(o.root, o.rootIs), anyFile: env.Load == Unrestricted}
 	var candidates []candidate
 	if o.path == "" {
-		candidates = kustomizationConfigFiles(env.Dir)
+		candidates = kustomizationConfigFiles(src.root)
 	} else {
 		file := filepath.Join(o.root, filepath.FromSlash(o.path))
 		src.file = o.path
@@ -422,7 +467,11 @@ func (o origin) config(fc *yaml.Node, env Env) (*Config, error) {
 		if !isFile(file) {
 			src.dirIs += fmt.Sprintf(" (as the client names it; %s is not a file there either: run the client from the package's directory)", o.path)
 		}
-		candidates = []candidate{{read: file, display: o.path}}
+		// The client names the config's file; it is read only inside the
+		// root, as every file the config names.
+		if name := path.Clean(o.path); fs.ValidPath(name) {
+			candidates = []candidate{{name: name, display: o.path}}
+		}
 	}
 	cfg, err := parseFunctionConfig(fc, src)
 	if cfg, err = locate(fc, cfg, err, candidates, src); err != nil {
@@ -442,7 +491,9 @@ func (o origin) reporter(fc *yaml.Node, cfg *Config) reporter {
 		r.config, r.file = cfg.Ref, cfg.File
 		r.valuesFiles = map[string]string{}
 		for _, f := range cfg.ValuesFiles {
-			if rel, err := filepath.Rel(o.root, f); err == nil && filepath.IsLocal(rel) {
+			if cfg.root != nil {
+				r.valuesFiles[f] = f // a name inside the root already
+			} else if rel, err := filepath.Rel(o.root, f); err == nil && filepath.IsLocal(rel) {
 				r.valuesFiles[f] = filepath.ToSlash(rel)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/report"
@@ -97,6 +98,7 @@ func renderEach(env *environment, e eachFlag, req pipeline.Request, use func(*va
 				r := req
 				r.Batched = true
 				r.Sources.Files = append(slices.Clone(req.Sources.Files), sets[i].file)
+				r.Sources.Read = foundFile(sets[i].file, req.Sources.Read)
 				sets[i].res, sets[i].err = pipeline.Render(r)
 				if sets[i].err == nil && use != nil {
 					use(&sets[i])
@@ -113,6 +115,18 @@ func renderEach(env *environment, e eachFlag, req pipeline.Request, use func(*va
 	close(next)
 	wg.Wait()
 	return sets, nil
+}
+
+// foundFile reads the file of a values set as a file llmrender found: a
+// regular file only (a named pipe in the directory would wait for a
+// writer nobody named); other names as read does.
+func foundFile(file string, read func(string, int64) ([]byte, error)) func(string, int64) ([]byte, error) {
+	return func(name string, limit int64) ([]byte, error) {
+		if name == file || read == nil {
+			return safeio.ReadFile(name, limit)
+		}
+		return read(name, limit)
+	}
 }
 
 // eachReport is one report for all sets: each set's findings charged to
@@ -221,7 +235,7 @@ func diffEach(env *environment, e eachFlag, rf reportFlags, req pipeline.Request
 		if _, err := os.Stat(golden); err != nil {
 			golden = filepath.Join(against, s.name)
 		}
-		files, err := readManifestFiles(env, []string{golden})
+		files, err := readManifestFiles(env, []string{golden}, false)
 		if err != nil {
 			s.err = err
 			return

@@ -15,12 +15,13 @@ import (
 // --config it runs standalone: the config from a file, objects from the
 // named inputs, a plain YAML stream out.
 func runFn(env *environment, args []string) error {
-	fs := newFlagSet(env, "fn", "fn [--config workload.yaml [INPUT|-]...] [--format FORMAT]")
+	fs := newFlagSet(env, "fn", "fn [--load-restrictor LoadRestrictionsNone] [--format FORMAT] | fn --config workload.yaml [INPUT|-]... [--format FORMAT]")
 	config := fs.String("config", "", "read the LLMWorkload from FILE and run without kustomize; INPUTs are kept in the output")
 	chartDir := fs.String("chart", "", "chart directory (default: the built-in chart)")
 	var opts renderer.Options
 	fs.StringVar(&opts.KubeVersion, "kube-version", renderer.DefaultKubeVersion, ".Capabilities.KubeVersion")
 	fs.StringArrayVarP(&opts.APIVersions, "api-versions", "a", nil, "extra .Capabilities.APIVersions (repeatable)")
+	loadRestrictor := fs.String("load-restrictor", loadRootOnly, "which files the function config may name: "+loadRootOnly+" (inside the kustomization's directory or the package) or "+loadNone+" (any), as kustomize's flag")
 	var rf reportFlags
 	rf.register(fs, "on stderr")
 	if err := parseFlags(fs, args); err != nil {
@@ -35,27 +36,63 @@ func runFn(env *environment, args []string) error {
 	if *config == "" && fs.NArg() > 0 {
 		return usagef("unexpected argument %q: inputs are read from standard input unless --config is given", fs.Arg(0))
 	}
-	chart, err := pipeline.LoadChart(*chartDir)
-	if err != nil {
-		return err
+	penv := plugin.Env{Options: opts}
+	switch *loadRestrictor {
+	case loadRootOnly:
+	case loadNone:
+		penv.Load = plugin.Unrestricted
+	default:
+		return usagef("--load-restrictor: %q is not %s or %s", *loadRestrictor, loadRootOnly, loadNone)
 	}
 	if *config != "" {
-		return runFnStandalone(env, &rf, *config, fs.Args(), plugin.Env{Chart: chart, Dir: filepath.Dir(*config), Options: opts})
+		if fs.Changed("load-restrictor") {
+			return usagef("--load-restrictor applies to a ResourceList on standard input: with --config, the config file is yours and names what it reads")
+		}
+		chart, err := pipeline.LoadChart(*chartDir)
+		if err != nil {
+			return err
+		}
+		penv.Chart, penv.Dir = chart, filepath.Dir(*config)
+		return runFnStandalone(env, &rf, *config, fs.Args(), penv)
+	}
+	// From here on every failure is answered as the function answers
+	// input that is no ResourceList: a complete ResourceList with no items
+	// and the error as a result on standard output (kpt shows results),
+	// the error on standard error and exit 1 (all kustomize shows).
+	// Output is written only once it is whole.
+	fail := func(err error) error {
+		return writeFnOutput(env, &rf, plugin.Failed(err))
+	}
+	chart, err := pipeline.LoadChart(*chartDir)
+	if err != nil {
+		return fail(err)
 	}
 	// One byte past the limit, so that plugin.Run answers an oversize
 	// input with a ResourceList that says so, as the function spec asks.
 	input, err := io.ReadAll(io.LimitReader(env.stdin, plugin.MaxInputSize+1))
 	if err != nil {
-		return fmt.Errorf("reading standard input: %v", safeio.Describe(err))
+		return fail(fmt.Errorf("reading standard input: %v", safeio.Describe(err)))
 	}
 	// Relative paths resolve against the config file's directory when the
 	// client says where that is (kpt), else against the working directory
 	// (kustomize runs functions in the kustomization's directory).
-	out := plugin.Run(input, plugin.Env{Chart: chart, Dir: ".", Options: opts})
+	penv.Chart, penv.Dir = chart, "."
+	return writeFnOutput(env, &rf, plugin.Run(input, penv))
+}
+
+// The values of --load-restrictor: kustomize's names.
+const (
+	loadRootOnly = "LoadRestrictionsRootOnly"
+	loadNone     = "LoadRestrictionsNone"
+)
+
+// writeFnOutput writes the ResourceList on standard output in one piece
+// and reports on standard error; kustomize shows only standard error,
+// never the results.
+func writeFnOutput(env *environment, rf *reportFlags, out plugin.Output) error {
 	if _, err := env.stdout.Write(out.Data); err != nil {
 		return err
 	}
-	// kustomize shows only standard error, never the results.
 	rep := findingsReport(nil, out.Warnings, out.Waived)
 	if out.Err != nil {
 		return rf.emit(env.stderr, rep, fnError{out.Err})
@@ -77,7 +114,7 @@ func runFnStandalone(env *environment, rf *reportFlags, configFile string, input
 			name = "<stdin>"
 			data, err = safeio.ReadAll(env.stdin, name, plugin.MaxInputSize)
 		} else {
-			data, err = safeio.ReadFile(name, plugin.MaxInputSize)
+			data, err = safeio.ReadNamed(name, plugin.MaxInputSize)
 		}
 		if err != nil {
 			return rf.emit(env.stderr, newReport(files, configFile), fmt.Errorf("input %v", err))

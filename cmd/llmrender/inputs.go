@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/renderer"
@@ -16,20 +17,28 @@ import (
 // maxManifestBytes bounds what lint and diff read in total.
 const maxManifestBytes = 64 << 20
 
-// readManifests reads manifest files: each path is a file, a directory
-// (every *.yaml and *.yml below it, in name order, hidden files skipped) or
-// "-" for standard input. Every file goes through the bounded reader; inside
-// a directory, symbolic links must stay inside it.
+// readManifests reads manifest files the user named: each path is a file
+// (a pipe too, or a device such as /dev/stdin), a directory (every *.yaml
+// and *.yml below it, in name order, hidden files skipped) or "-" for
+// standard input. Every file goes through the bounded reader; inside a
+// directory, only regular files are read, and symbolic links must stay
+// inside it.
 func readManifests(env *environment, paths []string) ([]*renderer.Object, error) {
-	files, err := readManifestFiles(env, paths)
+	files, err := readManifestFiles(env, paths, true)
 	if err != nil {
 		return nil, err
 	}
 	return renderer.ReadManifests(files)
 }
 
-// readManifestFiles reads what readManifests parses.
-func readManifestFiles(env *environment, paths []string) ([]renderer.Rendered, error) {
+// readManifestFiles reads what readManifests parses. named says whether
+// the user named the paths; a path llmrender found (a golden beside an
+// --each set) is read as a regular file only, as a directory's files are.
+func readManifestFiles(env *environment, paths []string, named bool) ([]renderer.Rendered, error) {
+	readFile := safeio.ReadFile
+	if named {
+		readFile = safeio.ReadNamed
+	}
 	var files []renderer.Rendered
 	left := int64(maxManifestBytes)
 	add := func(name string, data []byte, err error) error {
@@ -56,7 +65,7 @@ func readManifestFiles(env *environment, paths []string) ([]renderer.Rendered, e
 		}
 		info, err := os.Stat(p)
 		if err != nil || !info.IsDir() {
-			data, err := safeio.ReadFile(p, left)
+			data, err := readFile(p, left)
 			if err := add(p, data, err); err != nil {
 				return nil, err
 			}
@@ -94,4 +103,32 @@ func readManifestFiles(env *environment, paths []string) ([]renderer.Rendered, e
 		}
 	}
 	return files, nil
+}
+
+// namedFiles reads the files named on the command line (-f, --set-file),
+// each once: a pipe can be read only once, and --each reads the shared
+// values for every set, in parallel.
+type namedFiles struct {
+	mu    sync.Mutex
+	files map[string]*namedFile
+}
+
+type namedFile struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
+func newNamedFiles() *namedFiles { return &namedFiles{files: map[string]*namedFile{}} }
+
+func (n *namedFiles) read(name string, limit int64) ([]byte, error) {
+	n.mu.Lock()
+	f := n.files[name]
+	if f == nil {
+		f = &namedFile{}
+		n.files[name] = f
+	}
+	n.mu.Unlock()
+	f.once.Do(func() { f.data, f.err = safeio.ReadNamed(name, limit) })
+	return f.data, f.err
 }

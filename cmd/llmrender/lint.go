@@ -30,7 +30,7 @@ func runLint(env *environment, args []string) error {
 	if len(paths) == 0 {
 		paths = []string{"-"}
 	}
-	files, err := readManifestFiles(env, paths)
+	files, err := readManifestFiles(env, paths, true)
 	if err != nil {
 		return rf.emit(env.stdout, newReport(paths, ""), err)
 	}

@@ -68,6 +68,7 @@ func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Requ
 	if v.chartDir != "" {
 		v.sources.AllowEmpty = true // chart-testing's ci/ files may hold only comments
 	}
+	v.sources.Read = newNamedFiles().read
 	c, err := pipeline.LoadChart(v.chartDir)
 	if err != nil {
 		return pipeline.Request{}, err

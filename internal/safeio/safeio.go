@@ -10,6 +10,11 @@
 //     comes, and opening some devices has effects of its own. Files are
 //     opened without blocking and checked again after opening, so a file
 //     swapped for a FIFO in between cannot block either.
+//   - Except a file the user names on the command line (ReadNamed): that
+//     may also be a pipe or a character device, because the user made it
+//     for this run (<(envsubst < values.yaml), /dev/stdin), as helm and
+//     cat read them. Files found rather than named (in a chart, a
+//     directory, a config's list) never are.
 //   - Symbolic links are resolved and the target is checked like the file
 //     itself. Inside a tree (Dir) the target must also lie inside the tree.
 //
@@ -43,11 +48,47 @@ var (
 	ErrNotRegular = errors.New("not a regular file")
 )
 
-// ReadFile reads a file the user named (a flag or an argument): symbolic
-// links are followed, the target must be a regular file of at most limit
-// bytes.
+// ReadFile reads a regular file of at most limit bytes by its path;
+// symbolic links are followed and the target is checked.
 func ReadFile(name string, limit int64) ([]byte, error) {
 	return ReadFileFS(hostFS{}, name, limit)
+}
+
+// ReadNamed reads a file the user named on the command line (a flag or an
+// argument): a regular file as ReadFile reads it, or a pipe or a character
+// device. A stream has no size to check first, so it is read up to the
+// limit and one byte more: one that sends more ends with ErrTooLarge
+// having cost no more memory than that, and its writer's close ends the
+// read. A named pipe is opened as cat opens it: the read waits for a
+// writer, as reading standard input from a terminal does. Block devices,
+// sockets and directories are refused.
+func ReadNamed(name string, limit int64) ([]byte, error) {
+	info, err := os.Stat(name)
+	if err != nil {
+		return nil, asError(name, err)
+	}
+	if !isStream(info.Mode()) {
+		return ReadFile(name, limit)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, asError(name, err)
+	}
+	defer f.Close()
+	opened, err := f.Stat()
+	if err != nil {
+		return nil, asError(name, err)
+	}
+	if !os.SameFile(info, opened) {
+		return nil, &Error{Path: name, Reason: "changed while it was being opened; try again"}
+	}
+	return ReadAll(f, name, limit)
+}
+
+// isStream tells whether a file of this mode is read as a stream when the
+// user names it: a pipe or a character device.
+func isStream(m fs.FileMode) bool {
+	return m&fs.ModeNamedPipe != 0 || (m&fs.ModeDevice != 0 && m&fs.ModeCharDevice != 0)
 }
 
 // ReadAll reads a stream (standard input) of at most limit bytes; name is

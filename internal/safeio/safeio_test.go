@@ -2,6 +2,7 @@ package safeio_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -146,5 +147,101 @@ func TestSize(t *testing.T) {
 		if got := safeio.Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// A file the user names may be a stream: a pipe (what <(cmd) and
+// /dev/stdin are), a named pipe with a writer, a character device. It is
+// read to its end, or to the limit.
+func TestReadNamedReadsStreams(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	go func() {
+		w.WriteString("a: 1\n")
+		w.Close()
+	}()
+	if data, err := safeio.ReadNamed(fmt.Sprintf("/dev/fd/%d", r.Fd()), 100); err != nil || string(data) != "a: 1\n" {
+		t.Errorf("a pipe: %q, %v", data, err)
+	}
+
+	fifo := filepath.Join(t.TempDir(), "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil { // waits for the reader
+			f.WriteString("b: 2\n")
+			f.Close()
+		}
+	}()
+	data, err := safeio.ReadNamed(fifo, 100)
+	<-done
+	if err != nil || string(data) != "b: 2\n" {
+		t.Errorf("a named pipe: %q, %v", data, err)
+	}
+
+	if data, err := safeio.ReadNamed("/dev/null", 100); err != nil || len(data) != 0 {
+		t.Errorf("/dev/null: %q, %v", data, err)
+	}
+	if _, err := safeio.ReadNamed("/dev/zero", 1<<20); !errors.Is(err, safeio.ErrTooLarge) || err.Error() != "/dev/zero: is larger than the 1 MiB limit" {
+		t.Errorf("/dev/zero: %v", err)
+	}
+}
+
+// A pipe that sends more than the limit ends the read at the limit, and
+// its writer sees the pipe close.
+func TestReadNamedStopsAPipeAtTheLimit(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan int64)
+	go func() {
+		var n int64
+		chunk := make([]byte, 64<<10)
+		for {
+			k, err := w.Write(chunk)
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
+		w.Close()
+		written <- n
+	}()
+	_, err = safeio.ReadNamed(fmt.Sprintf("/dev/fd/%d", r.Fd()), 1<<20)
+	if !errors.Is(err, safeio.ErrTooLarge) || !strings.HasSuffix(err.Error(), ": is larger than the 1 MiB limit") {
+		t.Errorf("got %v", err)
+	}
+	r.Close() // the last reader: the writer's next write fails
+	if n := <-written; n > 4<<20 {
+		t.Errorf("the writer got %d bytes through", n)
+	}
+}
+
+// What a user names is still refused when it is no file to read.
+func TestReadNamedRefuses(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "v.yaml")
+	os.WriteFile(p, []byte("a: 1\n"), 0o644)
+	for name, c := range map[string]struct {
+		path string
+		want string
+	}{
+		"directory":           {dir, "is a directory, not a file"},
+		"missing":             {filepath.Join(dir, "nope"), "nope: no such file"},
+		"over the limit":      {p, "v.yaml: is 5 bytes, larger than the 4 bytes limit"},
+		"proc over the limit": {"/proc/self/maps", "is larger than the 4 bytes limit"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if data, err := safeio.ReadNamed(c.path, 4); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %q, %v; want %q", data, err, c.want)
+			}
+		})
 	}
 }
