@@ -23,7 +23,10 @@ func Text(w io.Writer, p *Plan) {
 		fmt.Fprintf(w, "  Memory:   %s\n", fitLine(p.Fit, p.Compute.Resource != ""))
 	}
 	if p.Fabric != nil {
-		fmt.Fprintf(w, "  Fabric:   %s\n", fabricLine(p.Fabric))
+		fmt.Fprintf(w, "  Fabric:   %s\n", fabricLine(p.Fabric, p.Compute.Nodes))
+	}
+	if p.Queue != nil {
+		fmt.Fprintf(w, "  Queue:    %s\n", queueLine(p.Queue, p.Namespace))
 	}
 	for _, c := range p.Storage {
 		fmt.Fprintf(w, "  Storage:  %s\n", claimLine(c))
@@ -70,7 +73,10 @@ func Markdown(w io.Writer, p *Plan) {
 		fmt.Fprintf(w, "| Memory fit | %s |\n", mdEscape(fitLine(p.Fit, p.Compute.Resource != "")))
 	}
 	if p.Fabric != nil {
-		fmt.Fprintf(w, "| Fabric | %s |\n", mdEscape(fabricLine(p.Fabric)))
+		fmt.Fprintf(w, "| Fabric | %s |\n", mdEscape(fabricLine(p.Fabric, p.Compute.Nodes)))
+	}
+	if p.Queue != nil {
+		fmt.Fprintf(w, "| Queue | %s |\n", mdEscape(queueLine(p.Queue, p.Namespace)))
 	}
 	for _, c := range p.Storage {
 		fmt.Fprintf(w, "| Storage | %s |\n", mdEscape(claimLine(c)))
@@ -165,6 +171,9 @@ func claimLine(c Claim) string {
 	if c.StorageClass != "" {
 		s += " (class " + c.StorageClass + ")"
 	}
+	if c.SizedFor != "" {
+		s += "; sized for " + c.SizedFor
+	}
 	return s
 }
 
@@ -216,17 +225,38 @@ func podLine(pc rules.PodCompute) string {
 	return s
 }
 
-func fabricLine(f *Fabric) string {
+// fabricLine is the fabric of a workload of nodes nodes.
+func fabricLine(f *Fabric, nodes int64) string {
 	var s string
 	if f.Kind == "" {
 		s = fmt.Sprintf("none: NCCL over the primary NIC, about %g Gbit/s per node; %s would give about %g (accelerator.fabric: auto)", f.TCPGbps, f.Native, f.Gbps)
 	} else {
 		s = fmt.Sprintf("%s, about %g Gbit/s per node (the primary NIC alone: about %g)", f.Kind, f.Gbps, f.TCPGbps)
 	}
+	if nodes == 1 && f.Kind != "" {
+		s += "; wired on one node, where it carries nothing until the workload spans nodes"
+	}
 	if len(f.Missing) > 0 {
 		s += "; without it: " + strings.Join(f.Missing, ", ")
 	}
 	return s
+}
+
+// queueLine says which Kueue queue admits the workload.
+func queueLine(q *Queue, namespace string) string {
+	s := "Kueue LocalQueue " + q.Name
+	if q.Created {
+		s += ", created by this release"
+		if q.ClusterQueue != "" {
+			s += " (ClusterQueue " + q.ClusterQueue + ")"
+		}
+	} else {
+		s += ", not created by this release: it must exist in namespace " + namespace
+	}
+	if q.PriorityClass != "" {
+		s += "; priority class " + q.PriorityClass
+	}
+	return s + "; Kueue admits " + strings.Join(q.Objects, ", ") + " from it"
 }
 
 func findingLine(f Finding) string {

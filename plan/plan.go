@@ -27,6 +27,7 @@ type Plan struct {
 	Fit         *Fit    `json:"fit,omitempty"`
 	Serve       *Serve  `json:"serve,omitempty"`
 	Fabric      *Fabric `json:"fabric,omitempty"`
+	Queue       *Queue  `json:"queue,omitempty"`
 	Storage     []Claim `json:"storage"`
 	Steps       []Step  `json:"steps"`
 	// Peak is the most accelerator pods the set ever asks for at once: all
@@ -54,6 +55,17 @@ type Fabric struct {
 	Missing []string `json:"missing,omitempty"`        // accelerator pods of the run without the fabric's wiring
 }
 
+// Queue is the Kueue LocalQueue that admits the workload: the queue its
+// objects are labelled with (kueue.queueName), and whether the release
+// creates it (kueue.localQueue.create) or it must exist.
+type Queue struct {
+	Name          string   `json:"name"`
+	Objects       []string `json:"objects"` // the objects Kueue holds until it admits them
+	Created       bool     `json:"created"` // the release renders the LocalQueue
+	ClusterQueue  string   `json:"clusterQueue,omitempty"`
+	PriorityClass string   `json:"priorityClass,omitempty"` // the objects' WorkloadPriorityClass
+}
+
 // Fit is the memory estimate behind rule LR008.
 type Fit struct {
 	NeedBytes   float64 `json:"needBytes"`
@@ -70,7 +82,8 @@ type Claim struct {
 	Size         string   `json:"size,omitempty"`
 	AccessModes  []string `json:"accessModes,omitempty"`
 	StorageClass string   `json:"storageClass,omitempty"`
-	Existing     bool     `json:"existing"` // referenced, not created by this render
+	Existing     bool     `json:"existing"`           // referenced, not created by this render
+	SizedFor     string   `json:"sizedFor,omitempty"` // how the chart computed the size (storage.size empty)
 }
 
 // Step is one component of the workload (storage, download, run, ...).
@@ -127,10 +140,20 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		}
 	}
 	p.Storage = claims(objs)
+	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && w.ClaimSized() {
+		for i := range p.Storage {
+			if !p.Storage[i].Existing {
+				p.Storage[i].SizedFor = w.ClaimNeed().String()
+			}
+		}
+	}
 	p.Steps = steps(objs)
-	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && w.Nodes > 1 && str(w.Acc, "fabric") != "" {
+	// The fabric, when the workload spans nodes of a machine that has one
+	// (wired or not: a reviewer needs both) or its pods carry it on one.
+	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && str(w.Acc, "fabric") != "" && (w.Nodes > 1 || carryFabric(p.Steps)) {
 		p.Fabric = fabricOf(w, p.Steps)
 	}
+	p.Queue = queueOf(objs)
 	for _, s := range p.Steps {
 		p.Peak += together(s.Pods)
 	}
@@ -475,12 +498,62 @@ func fabricOf(w *rules.Workload, steps []Step) *Fabric {
 			continue
 		}
 		for _, pc := range s.Pods {
-			if pc.Devices > 0 && (pc.Fabric == "" || pc.Fabric == "tcp by choice") {
+			if pc.Devices > 0 && !wired(pc) {
 				f.Missing = append(f.Missing, pc.Path)
 			}
 		}
 	}
 	return f
+}
+
+// carryFabric tells whether any accelerator pod is wired for a fabric.
+func carryFabric(steps []Step) bool {
+	for _, s := range steps {
+		for _, pc := range s.Pods {
+			if wired(pc) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wired tells whether an accelerator pod has fabric wiring.
+func wired(pc rules.PodCompute) bool {
+	return pc.Devices > 0 && pc.Fabric != "" && pc.Fabric != "tcp by choice"
+}
+
+// queueOf finds the Kueue LocalQueue the objects are submitted to (the
+// kueue.x-k8s.io/queue-name label), nil when none is.
+func queueOf(objs []rules.Object) *Queue {
+	var q *Queue
+	for _, o := range objs {
+		labels := meta(o, "labels")
+		queue, _ := labels["kueue.x-k8s.io/queue-name"].(string)
+		if queue == "" {
+			continue
+		}
+		if q == nil {
+			q = &Queue{Name: queue}
+		}
+		if queue != q.Name {
+			continue // the chart labels only the run's object; the first queue named is the workload's
+		}
+		q.Objects = append(q.Objects, fmt.Sprintf("%v/%s", o.Doc["kind"], name(o)))
+		if pc, _ := labels["kueue.x-k8s.io/priority-class"].(string); pc != "" {
+			q.PriorityClass = pc
+		}
+	}
+	if q == nil {
+		return nil
+	}
+	for _, o := range objs {
+		if o.Doc["kind"] == "LocalQueue" && name(o) == q.Name {
+			q.Created = true
+			q.ClusterQueue, _ = mapAt(o.Doc, "spec")["clusterQueue"].(string)
+		}
+	}
+	return q
 }
 
 func str(m map[string]any, key string) string {

@@ -26,13 +26,10 @@ func (GitHub) Write(w io.Writer, r *Report) error {
 			cmd = "error"
 		}
 		var props []string
-		if name := r.file(f); name != "" {
-			props = append(props, "file="+escapeProperty(name))
-			if f.Line > 0 {
-				props = append(props, fmt.Sprintf("line=%d", f.Line))
-				if f.Column > 0 {
-					props = append(props, fmt.Sprintf("col=%d", f.Column))
-				}
+		if name, line, col := r.place(f); name != "" {
+			props = append(props, "file="+escapeProperty(name), fmt.Sprintf("line=%d", line))
+			if col > 0 {
+				props = append(props, fmt.Sprintf("col=%d", col))
 			}
 		}
 		title := "llmrender " + f.Rule

@@ -207,6 +207,22 @@ func (r *Report) file(f Finding) string {
 	return name
 }
 
+// place is where a finding is shown in a file: its own file and line, or,
+// for a finding without either (a --set flag, a rendered object, a whole
+// file), line 1 of the file it is charged to, since code scanning and
+// annotations need a line; the message names the flag or the object. No
+// file when there is none to charge.
+func (r *Report) place(f Finding) (file string, line, column int) {
+	file = r.file(f)
+	if file == "" {
+		return "", 0, 0
+	}
+	if f.File == "" || f.Line <= 0 {
+		return file, 1, 0
+	}
+	return file, f.Line, f.Column
+}
+
 // uri is a file name as a relative URI reference (forward slashes, no
 // leading "./"), as code scanning resolves against the repository root.
 func uri(name string) string {

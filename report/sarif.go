@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+
+	"github.com/llmrender/llmrender/rules"
 )
 
 // SARIF is a SARIF 2.1.0 log (OASIS Static Analysis Results Interchange
@@ -110,10 +112,8 @@ func (SARIF) Write(w io.Writer, r *Report) error {
 	for _, f := range r.sorted() {
 		res := sarifResult{RuleID: f.Rule, RuleIndex: index[f.Rule], Level: string(f.Severity), Message: sarifText{Text: sarifMessage(f)}}
 		var loc sarifLocation
-		if name := r.file(f); name != "" {
-			// Code scanning needs a region; a finding about a whole file
-			// (or a rendered object) points at its first line.
-			reg := &sarifRegion{StartLine: max(f.Line, 1), StartColumn: f.Column}
+		if name, line, col := r.place(f); name != "" {
+			reg := &sarifRegion{StartLine: line, StartColumn: col}
 			loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: uri(name)}, Region: reg}
 		}
 		if f.Object != "" {
@@ -169,7 +169,12 @@ func sarifRuleFor(id string) sarifRule {
 	case DriftRule:
 		help += " Review the diff; if the change is intended, render again into the golden file."
 	default:
-		help += " Waive it in values with rules.waive: [" + id + "], or on an object with the annotation llmrender.dev/waived-rules: " + id + "."
+		if rules.Waivable(id) {
+			help += " Waive it in values with rules.waive: [" + id + "], or on an object with the annotation llmrender.dev/waived-rules: " + id + "."
+		}
+		if u := rules.Unwaivable(id); u != "" {
+			help += " A waiver cannot turn off " + u + "."
+		}
 	}
 	tags := []string{"kubernetes"}
 	if id != ErrorRule && id != DriftRule {

@@ -44,7 +44,7 @@ func fabricChoice(w *Workload, pos *values.Positions) []Finding {
 		if native != "" {
 			has = "it has " + native
 		}
-		return []Finding{at(pos, "LR019", Error, "/accelerator/fabric", fmt.Sprintf(
+		return []Finding{unwaivableAt(pos, "LR019", "/accelerator/fabric", fmt.Sprintf(
 			"%s is not the fabric of %s (%s); use auto, tcp%s", want, w.Profile, has, orEmpty(native, " or "+native)))}
 	}
 	if want == "tcp" && native != "" && w.Nodes > 1 {
@@ -64,7 +64,7 @@ func fabricChoice(w *Workload, pos *values.Positions) []Finding {
 	}
 	f := mapAt(w.V, "catalog", "fabrics", kind)
 	if f == nil {
-		return []Finding{at(pos, "LR019", Error, "/accelerator/fabric", fmt.Sprintf(
+		return []Finding{unwaivableAt(pos, "LR019", "/accelerator/fabric", fmt.Sprintf(
 			"%s uses fabric %s, which is not in catalog.fabrics", w.Profile, kind))}
 	}
 	var out []Finding
@@ -84,7 +84,7 @@ func fabricChoice(w *Workload, pos *values.Positions) []Finding {
 	}
 	if nets := stringList(w.V, "fabric", "networks"); len(nets) > 0 && gke {
 		if want := len(stringList(f, "interfaces")); len(nets) != want {
-			out = append(out, at(pos, "LR019", Error, "/fabric/networks", fmt.Sprintf(
+			out = append(out, unwaivableAt(pos, "LR019", "/fabric/networks", fmt.Sprintf(
 				"%s attaches %d NICs (%s); %d networks are given, one per NIC in order",
 				kind, want, strings.Join(stringList(f, "interfaces"), ", "), len(nets))))
 		}
@@ -174,14 +174,18 @@ type ProfileFacts struct {
 	Name           string
 	NodeSelector   map[string]string
 	Fabric         string
-	CoresPerDevice int64 // physical NeuronCores per device (Trainium)
-	DefaultLnc     int64 // logical NeuronCore config when the pod sets none
+	FabricDevices  int64   // devices of the fabric's resource a node has (EFA)
+	FabricGbps     float64 // what the fabric gives a node
+	TCPGbps        float64 // what the primary NIC alone gives a node
+	CoresPerDevice int64   // physical NeuronCores per device (Trainium)
+	DefaultLnc     int64   // logical NeuronCore config when the pod sets none
 }
 
 // FabricFacts is what the manifest rules know of a fabric.
 type FabricFacts struct {
 	Platform   string
 	Interfaces int            // extra NICs a pod attaches (GKE)
+	Resource   string         // the device resource pods request for it (EFA); "" for a fabric of NICs
 	Releases   map[string]any // release name -> {daemon, plugin}
 }
 
@@ -260,10 +264,11 @@ func fabricWiring(objs []Object, facts Facts) []Finding {
 			} else {
 				noEFA = append(noEFA, pt.path)
 			}
-			out = append(out, gkeWiring(o, pt, facts, pods)...)
+			out = append(out, fabricMissing(o, pt, facts, pods)...)
+			out = append(out, gkeInterfaces(o, pt, facts)...)
 			out = append(out, daemonWiring(o, pt, facts)...)
 			out = append(out, pluginVolume(o, pt)...)
-			out = append(out, forcedSockets(o, pt)...)
+			out = append(out, forcedSockets(o, pt, facts)...)
 		}
 		if len(efa) > 0 && len(noEFA) > 0 {
 			out = append(out, objFinding("LR020", Error, o, strings.Join(noEFA, ", "),
@@ -283,34 +288,99 @@ func acceleratorPod(spec map[string]any) bool {
 	return false
 }
 
-func efaDevices(spec map[string]any) int64 {
+func efaDevices(spec map[string]any) int64 { return resourceCount(spec, "vpc.amazonaws.com/efa") }
+
+// resourceCount is the most of a resource one container of a pod asks for.
+func resourceCount(spec map[string]any, resource string) int64 {
 	n := int64(0)
 	for _, c := range containers(spec) {
-		n = max(n, integer(c, "resources", "limits", "vpc.amazonaws.com/efa"), integer(c, "resources", "requests", "vpc.amazonaws.com/efa"))
+		n = max(n, integer(c, "resources", "limits", resource), integer(c, "resources", "requests", resource))
 	}
 	return n
 }
 
-// gkeWiring checks GKE multi-networking: the interface annotation parses
-// and names as many NICs as the profile's fabric attaches, and a pod that
-// talks to other nodes on a GPUDirect machine has its NICs at all.
-func gkeWiring(o Object, pt podTemplate, facts Facts, pods int64) []Finding {
-	p := facts.profileOf(pt.spec)
+// fabricOfPod is the fabric of the profile whose nodes a pod template
+// selects, nil when the pod selects no profile with a fabric the facts
+// know.
+func (f Facts) fabricOfPod(spec map[string]any) (*ProfileFacts, *FabricFacts) {
+	p := f.profileOf(spec)
 	if p == nil || p.Fabric == "" {
+		return p, nil
+	}
+	fab, ok := f.Fabrics[p.Fabric]
+	if !ok {
+		return p, nil
+	}
+	return p, &fab
+}
+
+// fabricAttached tells whether a pod template carries a fabric's wiring:
+// for a fabric of devices (EFA) a request of its resource, for a fabric of
+// NICs (GPUDirect on GKE) extra interfaces or the host's network; DRA
+// claims either way (managed RDMA, the EFA DRA driver). With no fabric
+// known, any of them but the host's network, which alone says nothing.
+func fabricAttached(pt podTemplate, fab *FabricFacts) bool {
+	claims := len(list(pt.spec, "resourceClaims")) > 0
+	nics := str(pt.meta, "annotations", "networking.gke.io/interfaces") != ""
+	switch {
+	case fab == nil:
+		return claims || nics || efaDevices(pt.spec) > 0
+	case fab.Resource != "":
+		return claims || resourceCount(pt.spec, fab.Resource) > 0
+	}
+	return claims || nics || boolean(pt.spec, "hostNetwork")
+}
+
+// fabricMissing finds accelerator pods that talk to other nodes on a
+// machine whose profile has a fabric, without that fabric's wiring: on
+// every cloud the collectives then run over the primary NIC, at a fraction
+// of the bandwidth, and nothing fails. A pod marked llmrender.dev/fabric:
+// tcp opted out on purpose (LR019 warns about that in values).
+func fabricMissing(o Object, pt podTemplate, facts Facts, pods int64) []Finding {
+	p, fab := facts.fabricOfPod(pt.spec)
+	if p == nil || p.Fabric == "" || pods < 2 || str(pt.meta, "annotations", "llmrender.dev/fabric") == "tcp" || fabricAttached(pt, fab) {
 		return nil
 	}
-	fab := facts.Fabrics[p.Fabric]
-	if fab.Platform != "GKE" {
+	field := strings.TrimSuffix(pt.path, "spec") + "metadata.annotations"
+	missing := fmt.Sprintf("nothing attaches the fabric %s", p.Fabric)
+	switch {
+	case fab != nil && fab.Resource != "":
+		field = pt.path + ".containers"
+		for i, c := range list(pt.spec, "containers") {
+			cm, _ := c.(map[string]any)
+			if _, n := devicesOf(cm); n > 0 {
+				field = fmt.Sprintf("%s.containers[%d].resources", pt.path, i)
+				break
+			}
+		}
+		devices := "its devices"
+		if p.FabricDevices > 0 {
+			devices = fmt.Sprintf("the %d devices a node has", p.FabricDevices)
+		}
+		missing = fmt.Sprintf("no request of %s attaches %s of %s", fab.Resource, devices, p.Fabric)
+	case fab != nil:
+		missing = fmt.Sprintf("no networking.gke.io/interfaces, host network or RDMA claim attaches the %d NICs of %s", fab.Interfaces, p.Fabric)
+	}
+	bandwidth := ""
+	if p.TCPGbps > 0 && p.FabricGbps > 0 {
+		bandwidth = fmt.Sprintf(" (about %g Gbit/s per node instead of %g)", p.TCPGbps, p.FabricGbps)
+	}
+	return []Finding{objFinding("LR020", Warning, o, field,
+		"%d pods on %s nodes talk over the primary NIC only: %s, so the collectives fall back to TCP%s; annotate the pod template with llmrender.dev/fabric: tcp if that is intended",
+		pods, p.Name, missing, bandwidth)}
+}
+
+// gkeInterfaces checks GKE multi-networking where a pod has it: the
+// interface annotation parses and names as many NICs as the profile's
+// fabric attaches.
+func gkeInterfaces(o Object, pt podTemplate, facts Facts) []Finding {
+	p, fab := facts.fabricOfPod(pt.spec)
+	if fab == nil || fab.Platform != "GKE" {
 		return nil
 	}
 	meta := strings.TrimSuffix(pt.path, "spec") + "metadata.annotations"
 	raw := str(pt.meta, "annotations", "networking.gke.io/interfaces")
 	if raw == "" {
-		if pods > 1 && !boolean(pt.spec, "hostNetwork") && len(list(pt.spec, "resourceClaims")) == 0 && str(pt.meta, "annotations", "llmrender.dev/fabric") != "tcp" {
-			return []Finding{objFinding("LR020", Warning, o, meta,
-				"%d pods on %s nodes talk over eth0 only: no networking.gke.io/interfaces, host network or RDMA claim attaches the %d NICs of %s, so NCCL falls back to TCP at a fraction of the bandwidth; annotate the pod template with llmrender.dev/fabric: tcp if that is intended",
-				pods, p.Name, fab.Interfaces, p.Fabric)}
-		}
 		return nil
 	}
 	var ifaces []map[string]any
@@ -396,17 +466,17 @@ func pluginPair(o Object, pt podTemplate, facts Facts) []Finding {
 	return nil
 }
 
-// forcedSockets finds settings that send a fabric pod's data over sockets
-// on the primary NIC: NCCL_NET=Socket, a provider other than efa, RDMA
-// disabled, eth0 among the GPUDirect data NICs, or a hostPath of
-// /dev/infiniband on EFA (the EFA device plugin mounts the devices it
-// allocates; a hostPath of all of them breaks that).
-func forcedSockets(o Object, pt podTemplate) []Finding {
-	efa := efaDevices(pt.spec) > 0
-	gke := str(pt.meta, "annotations", "networking.gke.io/interfaces") != "" || len(list(pt.spec, "resourceClaims")) > 0
-	if !efa && !gke {
+// forcedSockets finds settings that send the data of a pod wired for its
+// fabric over sockets on the primary NIC: NCCL_NET=Socket, a provider other
+// than efa, RDMA disabled, eth0 among the GPUDirect data NICs, or a
+// hostPath of /dev/infiniband on EFA (the EFA device plugin mounts the
+// devices it allocates; a hostPath of all of them breaks that).
+func forcedSockets(o Object, pt podTemplate, facts Facts) []Finding {
+	_, fab := facts.fabricOfPod(pt.spec)
+	if !fabricAttached(pt, fab) {
 		return nil
 	}
+	efa := efaDevices(pt.spec) > 0
 	var out []Finding
 	for i, c := range list(pt.spec, "containers") {
 		field := fmt.Sprintf("%s.containers[%d].env", pt.path, i)

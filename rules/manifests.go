@@ -269,11 +269,14 @@ func FactsFrom(v map[string]any) Facts {
 				sel[k] = s
 			}
 		}
+		fabGbps, _ := num(accs[name], "fabricGbps")
+		tcpGbps, _ := num(accs[name], "tcpGbps")
 		f.Profiles = append(f.Profiles, ProfileFacts{Name: name, NodeSelector: sel, Fabric: str(accs[name], "fabric"),
+			FabricDevices: integer(accs[name], "efaDevices"), FabricGbps: fabGbps, TCPGbps: tcpGbps,
 			CoresPerDevice: integer(accs[name], "coresPerDevice"), DefaultLnc: integer(accs[name], "defaultLnc")})
 	}
 	for name, fab := range mapAt(v, "catalog", "fabrics") {
-		f.Fabrics[name] = FabricFacts{Platform: str(fab, "platform"), Interfaces: len(list(fab, "interfaces")), Releases: mapAt(fab, "releases")}
+		f.Fabrics[name] = FabricFacts{Platform: str(fab, "platform"), Interfaces: len(list(fab, "interfaces")), Resource: str(fab, "resource"), Releases: mapAt(fab, "releases")}
 	}
 	return f
 }

@@ -85,7 +85,7 @@ func TestManifestRuleMessages(t *testing.T) {
 		"LR010-bad.yaml": {"warning LR010: Pod/p: spec: container main pulls img:latest with imagePullPolicy Always"},
 		"LR012-bad.yaml": {"error LR012: MPIJob/m: spec.mpiReplicaSpecs.Launcher: mpirun -np 8 but 4 workers x 1 slots = 4 ranks"},
 		"LR020-bad.yaml": {
-			"warning LR020: Job/no-nics: spec.template.metadata.annotations: 2 pods on h100-mega-80gb nodes talk over eth0 only",
+			"warning LR020: Job/no-nics: spec.template.metadata.annotations: 2 pods on h100-mega-80gb nodes talk over the primary NIC only",
 			"error LR020: Job/miswired: spec.template.metadata.annotations.networking.gke.io/interfaces: attaches 3 extra NICs, but b200-180gb machines have 8 for gpudirect-rdma",
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon runs as a container, so the pod never completes",
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon gets no GPU device files",
@@ -97,7 +97,7 @@ func TestManifestRuleMessages(t *testing.T) {
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env: FI_PROVIDER=tcp keeps libfabric off the EFA devices",
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.volumes[0]: a hostPath of /dev/infiniband",
 			"error LR020: Pod/pair: spec: daemon v1.0.21 is from release v1.0.15 and plugin v1.0.17 from release v1.0.17",
-			"warning LR020: LeaderWorkerSet/lws-no-nics: spec.leaderWorkerTemplate.workerTemplate.metadata.annotations: 2 pods on h100-80gb nodes talk over eth0 only",
+			"warning LR020: LeaderWorkerSet/lws-no-nics: spec.leaderWorkerTemplate.workerTemplate.metadata.annotations: 2 pods on h100-80gb nodes talk over the primary NIC only",
 		},
 		"LR014-bad.yaml": {
 			`error LR014: JobSet/js: spec.successPolicy.targetReplicatedJobs: names replicated job "train", which this JobSet does not have (it has run)`,

@@ -82,10 +82,39 @@ var All = []Rule{
 	{"LR017", "more accelerator devices per node than a node of the profile has"},
 	{"LR018", "a claim asks for an access mode its storage class cannot provide (ReadWriteMany of block storage, or of the cluster's default class), so it stays Pending"},
 	{"LR019", "the fabric in values is not the profile's, its options do not fit it, or its daemon and NCCL plugin images come from different releases; fabric: tcp on several nodes (a warning with the bandwidth lost)"},
-	{"LR020", "fabric wiring of accelerator pods: interfaces annotation vs the machine's NICs, a receive daemon that is not a native sidecar or lacks its devices, missing aperture devices or plugin volume, EFA on some ranks only, settings that force sockets, /dev/infiniband hostPath, daemon and plugin of different releases"},
+	{"LR020", "fabric wiring of accelerator pods: pods on several nodes of a machine with a fabric (GPUDirect, EFA) without its wiring, interfaces annotation vs the machine's NICs, a receive daemon that is not a native sidecar or lacks its devices, missing aperture devices or plugin volume, EFA on some ranks only, settings that force sockets, /dev/infiniband hostPath, daemon and plugin of different releases"},
 	{"LR021", "a server (orchestration.mode serve) no build of its engine runs: a kind of accelerator or several nodes without a build, a tensor parallel size that does not divide the model's attention or KV heads, tensor x pipeline parallel unlike the devices, a maxModelLen over the model's context"},
 	{"LR022", "the manifests checked hold the same object twice (lint of several files or a directory): apply tools keep only the last"},
 }
+
+// unwaivable says, for each rule some of whose findings a waiver cannot
+// turn off, which ones: the chart cannot render them (its templates refuse
+// them whatever rules.waive says), or a waiver would write a credential
+// into the output. none: no finding of the rule can be waived.
+var unwaivable = map[string]struct {
+	none bool
+	what string
+}{
+	"LR009": {false, "a credential pasted into values: it would be rendered into the manifests"},
+	"LR011": {true, "the chart cannot render a model or profile its catalog lacks, and a waiver of a rule that does not exist waives nothing"},
+	"LR019": {false, "a fabric that is not the profile's or not in catalog.fabrics, and fabric.networks unlike its NICs: the chart cannot wire them"},
+}
+
+// Unwaivable says which findings of a rule stop a render even when the
+// rule is waived; "" when a waiver turns off all of them.
+func Unwaivable(id string) string {
+	u, ok := unwaivable[id]
+	switch {
+	case !ok:
+		return ""
+	case u.none:
+		return "every finding: " + u.what
+	}
+	return u.what
+}
+
+// Waivable tells whether a waiver turns off any finding of a rule.
+func Waivable(id string) bool { return !unwaivable[id].none }
 
 // Apply splits findings into those that stand and those waived by ID.
 func Apply(findings []Finding, waived []string) (kept, waivedOut []Finding) {

@@ -54,7 +54,15 @@ func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[str
 		msg += fmt.Sprintf("; did you mean %q?", hint)
 	}
 	msg += " (known: " + strings.Join(names, ", ") + "; add your own entry under " + where + ")"
-	return at(pos, "LR011", Error, ptr, msg)
+	return unwaivableAt(pos, "LR011", ptr, msg)
+}
+
+// unwaivableAt is an error finding that stops the render even when its
+// rule is waived (see Unwaivable).
+func unwaivableAt(pos *values.Positions, rule, ptr, msg string) Finding {
+	f := at(pos, rule, Error, ptr, msg)
+	f.Unwaivable = true
+	return f
 }
 
 func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Finding {
@@ -199,7 +207,7 @@ func storageClassModes(w *Workload, pos *values.Positions) []Finding {
 		}
 		return []Finding{at(pos, "LR018", Error, ptr, fmt.Sprintf(
 			"the claim must be ReadWriteMany (%s mount it), but storage.storageClassName is empty and a cluster's default class is usually ReadWriteOnce block storage (GKE standard-rwo, EKS gp2/gp3, AKS managed-csi); set storage.storageClassName to a class that provides ReadWriteMany: %s",
-			w.podsText(), strings.Join(classesWith(w.V, mode), ", ")))}
+			w.podsText(), strings.Join(classesWith(w, mode), ", ")))}
 	}
 	entry := w.storageClass()
 	if entry == nil {
@@ -215,24 +223,29 @@ func storageClassModes(w *Workload, pos *values.Positions) []Finding {
 		return nil
 	}
 	msg := fmt.Sprintf("storage class %q provides %s, not %s: the claim would stay Pending", class, strings.Join(modes, ", "), mode)
-	if others := classesWith(w.V, mode); len(others) > 0 {
+	if others := classesWith(w, mode); len(others) > 0 {
 		msg += "; classes that provide it: " + strings.Join(others, ", ")
 	}
 	return []Finding{at(pos, "LR018", Error, ptr, msg)}
 }
 
-// classesWith names catalog storage classes that provide an access mode:
-// those of the selected class's platform, or the first two of each
-// platform when the class is unknown.
-func classesWith(v map[string]any, mode string) []string {
-	classes := mapAt(v, "catalog", "storageClasses")
-	platform := str(classes, str(v, "storage", "storageClassName"), "platform")
+// classesWith names catalog storage classes that provide an access mode.
+// Where the cluster is known (the profile's platform, else the selected
+// class's) they are that platform's, its usual ones first (their
+// preference); otherwise each platform's two usual ones, with the
+// platform's name.
+func classesWith(w *Workload, mode string) []string {
+	classes := mapAt(w.V, "catalog", "storageClasses")
+	platform := w.platform()
+	if platform == "" {
+		platform = str(classes, str(w.V, "storage", "storageClassName"), "platform")
+	}
 	perPlatform := map[string][]string{}
 	var platforms []string
 	for _, name := range values.SortedKeys(classes) {
 		c := classes[name]
 		p := str(c, "platform")
-		if !slices.Contains(stringList(c, "accessModes"), mode) || boolean(c, "nodeLocal") || (platform != "" && p != platform) {
+		if !slices.Contains(stringList(c, "accessModes"), mode) || boolean(c, "nodeLocal") {
 			continue
 		}
 		if _, seen := perPlatform[p]; !seen {
@@ -240,19 +253,48 @@ func classesWith(v map[string]any, mode string) []string {
 		}
 		perPlatform[p] = append(perPlatform[p], name)
 	}
+	for _, names := range perPlatform {
+		slices.SortStableFunc(names, func(a, b string) int { return preference(classes, a) - preference(classes, b) })
+	}
+	if names := perPlatform[platform]; platform != "" && len(names) > 0 {
+		return []string{strings.Join(names, ", ")}
+	}
 	var out []string
 	for _, p := range platforms {
 		names := perPlatform[p]
-		if platform == "" && len(names) > 2 {
+		if len(names) > 2 {
 			names = names[:2]
 		}
 		entry := strings.Join(names, ", ")
-		if p != "" && platform == "" {
+		if p != "" {
 			entry += " (" + p + ")"
 		}
 		out = append(out, entry)
 	}
 	return out
+}
+
+// preference is where a storage class comes among its platform's in a
+// suggestion: its catalog preference; a class without one comes after
+// every class with one.
+func preference(classes map[string]any, name string) int {
+	if n := integer(classes, name, "preference"); n > 0 {
+		return int(n)
+	}
+	return math.MaxInt32
+}
+
+// platform is the cloud of the workload's accelerator profile: the
+// profile's own, or its fabric's; "" for a profile of several (a100-80gb
+// runs on GKE and on premises) or of none (cpu).
+func (w *Workload) platform() string {
+	if p := str(w.Acc, "platform"); p != "" {
+		return p
+	}
+	if f := str(w.Acc, "fabric"); f != "" {
+		return str(w.V, "catalog", "fabrics", f, "platform")
+	}
+	return ""
 }
 
 // Estimate is the accelerator memory a workload needs and what it gets.
@@ -439,6 +481,10 @@ func storageSize(w *Workload, pos *values.Positions) []Finding {
 		return []Finding{at(pos, "LR013", Error, "/storage/size", fmt.Sprintf("%s holds less than the %s checkpoint of %s plus 10%%; leave storage.size empty to compute it",
 			size, human(need), w.ModelName))}
 	}
+	if c := w.ClaimNeed(); ok && c.Checkpoints > 0 && have < need*1.1+float64(c.Checkpoints)*c.CheckpointBytes {
+		return []Finding{at(pos, "LR013", Warning, "/storage/size", fmt.Sprintf("%s holds the %s checkpoint of %s but not also the %d training checkpoint(s) of %s (weights and AdamW state) the run keeps on the claim; leave storage.size empty to compute it, set output.uri to upload them, or lower storage.checkpointsKept",
+			size, human(need), w.ModelName, c.Checkpoints, human(c.CheckpointBytes)))}
+	}
 	return nil
 }
 
@@ -543,7 +589,7 @@ func unknownWaivers(v map[string]any, pos *values.Positions) []Finding {
 		if hint := schema.Suggest(id, ids); hint != "" {
 			msg += fmt.Sprintf("; did you mean %q?", hint)
 		}
-		fs = append(fs, at(pos, "LR011", Error, fmt.Sprintf("/rules/waive/%d", i), msg))
+		fs = append(fs, unwaivableAt(pos, "LR011", fmt.Sprintf("/rules/waive/%d", i), msg))
 	}
 	return fs
 }

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/llmrender/llmrender/internal/redact"
-	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 )
@@ -19,10 +20,6 @@ func formatError(err error) string {
 	if errors.As(err, &fe) {
 		return "llmrender fn: " + formatError(fe.err)
 	}
-	var problems *pipeline.Problems
-	if errors.As(err, &problems) {
-		return errorList(fmt.Sprintf("the values have %d problems (schema: %d, rules: %d)", len(problems.Schema)+len(problems.Rules), len(problems.Schema), len(problems.Rules)), problems.Lines())
-	}
 	var vs schema.Violations
 	if errors.As(err, &vs) {
 		noun := "problems"
@@ -33,9 +30,34 @@ func formatError(err error) string {
 	}
 	var failed *rules.Failed
 	if errors.As(err, &failed) {
-		return errorList(fmt.Sprintf("the workload breaks %d rule(s); see 'llmrender help rules' (waive one with rules.waive: [LR0xx])", len(failed.Findings)), failed.Findings)
+		return errorList(fmt.Sprintf("the workload breaks %d rule(s); see 'llmrender help rules' (%s)", len(failed.Findings), waiveHint(failed.Findings)), failed.Findings)
 	}
 	return "error: " + err.Error()
+}
+
+// waiveHint offers rules.waive for the findings a waiver turns off, and
+// names the rules whose findings it cannot (rules.Unwaivable): offering a
+// waiver there would only send the user round again.
+func waiveHint(fs []rules.Finding) string {
+	var cannot []string
+	waivable := false
+	for _, f := range fs {
+		if f.Unwaivable {
+			if !slices.Contains(cannot, f.Rule) {
+				cannot = append(cannot, f.Rule)
+			}
+		} else {
+			waivable = true
+		}
+	}
+	sort.Strings(cannot)
+	switch {
+	case len(cannot) == 0:
+		return "waive one with rules.waive: [LR0xx]"
+	case !waivable:
+		return strings.Join(cannot, ", ") + " cannot be waived"
+	}
+	return strings.Join(cannot, ", ") + " cannot be waived; waive the others with rules.waive: [LR0xx]"
 }
 
 // errorList prints a header and one indented line per item (its Error or

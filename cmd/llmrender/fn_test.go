@@ -22,7 +22,7 @@ func TestFnExitCodes(t *testing.T) {
 		t.Fatalf("generator: exit %d, stderr %s", ok.code, ok.stderr)
 	}
 	bad := runCLI(t, fixture("bad-values.yaml"), "fn")
-	if bad.code != 1 || !strings.HasPrefix(bad.stderr, "llmrender fn: error: the values have 2 problems") || !strings.Contains(bad.stdout, "LR011") ||
+	if bad.code != 1 || !strings.HasPrefix(bad.stderr, "llmrender fn: error: values do not match the chart's schema (1 problem)") || strings.Contains(bad.stdout, "LR011") ||
 		!strings.Contains(bad.stdout, "name: kept") || !strings.Contains(bad.stdout, "severity: error") {
 		t.Errorf("bad values: exit %d\nstderr %s\nstdout %s", bad.code, bad.stderr, bad.stdout)
 	}

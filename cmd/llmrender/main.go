@@ -177,9 +177,12 @@ func runHelp(env *environment, args []string) error {
 		return nil
 	}
 	if args[0] == "rules" {
-		fmt.Fprintln(env.stdout, "Rules (waive one in values with rules.waive: [LR0xx]):")
+		fmt.Fprintln(env.stdout, "Rules (waive one in values with rules.waive: [LR0xx], except what cannot be waived):")
 		for _, r := range rules.All {
 			fmt.Fprintf(env.stdout, "  %s  %s\n", r.ID, r.Summary)
+			if u := rules.Unwaivable(r.ID); u != "" {
+				fmt.Fprintf(env.stdout, "         cannot be waived: %s\n", u)
+			}
 		}
 		return nil
 	}

@@ -1,0 +1,92 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/values"
+)
+
+// planOf renders the built-in chart with values files and --set flags and
+// returns the plan in its three forms.
+func planOf(t *testing.T, files []string, set ...string) (text, markdown, jsonText string) {
+	t.Helper()
+	c, err := pipeline.BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pipeline.Render(pipeline.Request{Chart: c, Sources: values.Sources{Files: files, Set: set},
+		Options: renderer.Options{ReleaseName: "llm", Namespace: "ml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(res, "llm", "ml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tb, mb bytes.Buffer
+	Text(&tb, p)
+	Markdown(&mb, p)
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb.String(), mb.String(), string(data)
+}
+
+// A reviewer sees which Kueue queue admits the workload, and whether the
+// release creates it, in every form of the plan.
+func TestPlanSaysTheQueue(t *testing.T) {
+	example := []string{"../examples/modes/s1-gke-h100-llama3-finetune-jobset.yaml"}
+	text, md, js := planOf(t, example)
+	for form, out := range map[string]string{"text": text, "markdown": md} {
+		for _, want := range []string{"Kueue LocalQueue ml-team", "created by this release", "ClusterQueue gpu-h100", "JobSet/llm"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s plan lacks %q:\n%s", form, want, out)
+			}
+		}
+	}
+	if !strings.Contains(js, `"queue":{"name":"ml-team","objects":["JobSet/llm"],"created":true,"clusterQueue":"gpu-h100"}`) {
+		t.Errorf("JSON plan lacks the queue:\n%s", js)
+	}
+	// A queue the release does not create must exist already.
+	text, md, js = planOf(t, example, "kueue.localQueue.create=false", "kueue.priorityClass=high")
+	for form, out := range map[string]string{"text": text, "markdown": md} {
+		for _, want := range []string{"Kueue LocalQueue ml-team", "not created by this release: it must exist in namespace ml", "priority class high"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s plan, existing queue, lacks %q:\n%s", form, want, out)
+			}
+		}
+	}
+	if !strings.Contains(js, `"queue":{"name":"ml-team","objects":["JobSet/llm"],"created":false,"priorityClass":"high"}`) {
+		t.Errorf("JSON plan lacks the existing queue:\n%s", js)
+	}
+	// No queue, no line.
+	if text, _, js := planOf(t, []string{"../examples/s1-gke-h100-llama3-finetune-multinode.yaml"}); strings.Contains(text, "Queue:") || strings.Contains(js, `"queue"`) {
+		t.Errorf("a plan without Kueue names a queue:\n%s\n%s", text, js)
+	}
+}
+
+// The plan says the fabric whenever the accelerator pods carry one: on one
+// node too, when the values name it.
+func TestPlanSaysTheFabricOfOneNode(t *testing.T) {
+	text, md, js := planOf(t, []string{"../examples/fabric/eks-p5-efa-pytorchjob.yaml"},
+		"workload.nodes=1", "accelerator.fabric=efa", "storage.storageClassName=gp3")
+	for form, out := range map[string]string{"text": text, "markdown": md} {
+		if !strings.Contains(out, "Fabric") || !strings.Contains(out, "efa, about 3200 Gbit/s per node") {
+			t.Errorf("%s plan lacks the fabric:\n%s", form, out)
+		}
+	}
+	if !strings.Contains(js, `"fabric":{"kind":"efa","native":"efa"`) {
+		t.Errorf("JSON plan lacks the fabric:\n%s", js)
+	}
+	// One node without a fabric named: the pods carry none, nothing to say.
+	text, _, js = planOf(t, []string{"../examples/fabric/eks-p5-efa-pytorchjob.yaml"}, "workload.nodes=1", "storage.storageClassName=gp3")
+	if strings.Contains(text, "Fabric:") || strings.Contains(js, `"fabric"`) {
+		t.Errorf("a one-node plan without a fabric names one:\n%s", text)
+	}
+}
