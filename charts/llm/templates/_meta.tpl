@@ -105,7 +105,7 @@ manages every Job (manageJobsWithoutQueueName), a Job without the queue
 label is never admitted and the run behind it waits forever. The run alone
 carries the workload priority. */ -}}
 {{- $labels := dict -}}
-{{- if or (not (has .step (list "setup" "beside"))) .queued -}}
+{{- if or (not (has .step (list "setup" "beside"))) (get . "queued") -}}
 {{- with $root.Values.kueue.queueName }}{{ $_ := set $labels "kueue.x-k8s.io/queue-name" . }}{{ end -}}
 {{- end -}}
 {{- if eq .step "run" -}}
