@@ -26,9 +26,12 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"serving.engine=sglang",
 		"download.enabled=false,serving.autoscaling.kind=hpa,serving.autoscaling.maxReplicas=3",
 		"serving.replicas=2,serving.startupMinutes=42,serving.maxModelLen=4096",
+		"serving.kvCacheDtype=fp8,serving.expertParallel=on,serving.maxModelLen=16384",
 	}
 	compared, refused := 0, map[string]int{}
-	for _, model := range []string{"tinyllama-1.1b", "llama-3.1-8b-instruct", "llama-3.1-70b-instruct"} {
+	// Dense, GQA with a head_dim of its own (qwen3-8b), MoE with sliding
+	// windows and MXFP4 weights (gpt-oss-20b), MoE (qwen3-30b-a3b).
+	for _, model := range []string{"tinyllama-1.1b", "llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b"} {
 		for _, acc := range accels {
 			for _, nodes := range []int{1, 2} {
 				for _, variant := range variants {
@@ -117,6 +120,19 @@ func compareServer(t *testing.T, set string, res *Result) {
 			t.Errorf("%s: the command lacks %s%d: %s", set, flag, want, argv)
 		}
 	}
+	epFlag := "--enable-expert-parallel"
+	if s.Engine == "sglang" {
+		epFlag = fmt.Sprintf("--ep-size=%d", s.TP)
+	}
+	if strings.Contains(argv, epFlag) != s.ExpertParallel {
+		t.Errorf("%s: expert parallel %v in the rules, the command: %s", set, s.ExpertParallel, argv)
+	}
+	if s.Platform == "cpu" {
+		want := fmt.Sprint(max(1, (s.SequenceKVBytes*s.MaxNumSeqs+1<<30-1)>>30))
+		if got := envValue(server, "VLLM_CPU_KVCACHE_SPACE"); s.Engine == "vllm" && got != want {
+			t.Errorf("%s: VLLM_CPU_KVCACHE_SPACE %q rendered, the rules' KV cache is %s GiB", set, got, want)
+		}
+	}
 	probe, _ := server["startupProbe"].(map[string]any)
 	if got := toInt(probe["failureThreshold"]) * toInt(probe["periodSeconds"]); got != s.StartupMinutes*60 {
 		t.Errorf("%s: the startup probe allows %d s, the plan says %d min", set, got, s.StartupMinutes)
@@ -134,3 +150,15 @@ func toInt(v any) int64 {
 	}
 	return -1
 }
+
+// envValue is the value of a container's environment variable.
+func envValue(container map[string]any, name string) string {
+	for _, e := range asSlice(container["env"]) {
+		if m, ok := e.(map[string]any); ok && m["name"] == name {
+			return fmt.Sprint(m["value"])
+		}
+	}
+	return ""
+}
+
+func asSlice(v any) []any { l, _ := v.([]any); return l }

@@ -14,6 +14,9 @@ func Text(w io.Writer, p *Plan) {
 	fmt.Fprintf(w, "Plan for release %s in namespace %s\n", p.Release, p.Namespace)
 	fmt.Fprintf(w, "  %s %s on %s, mode %s\n", p.Type, p.Model, p.Accelerator, p.Mode)
 	fmt.Fprintf(w, "  Compute:  %s\n", computeOrServe(p))
+	if p.ModelFacts != nil {
+		fmt.Fprintf(w, "  Model:    %s\n", modelLine(p.ModelFacts))
+	}
 	if p.Serve != nil {
 		for _, l := range serverLines(p.Serve) {
 			fmt.Fprintf(w, "  %-9s %s\n", l[0]+":", l[1])
@@ -64,6 +67,9 @@ func Markdown(w io.Writer, p *Plan) {
 	fmt.Fprintln(w, "| | |")
 	fmt.Fprintln(w, "|---|---|")
 	fmt.Fprintf(w, "| Compute | %s |\n", mdEscape(computeOrServe(p)))
+	if p.ModelFacts != nil {
+		fmt.Fprintf(w, "| Model | %s |\n", mdEscape(modelLine(p.ModelFacts)))
+	}
 	if p.Serve != nil {
 		for _, l := range serverLines(p.Serve) {
 			fmt.Fprintf(w, "| %s | %s |\n", l[0], mdEscape(l[1]))
@@ -161,6 +167,42 @@ func fitLine(f *Fit, accelerator bool) string {
 		s += "; of " + f.HaveBasis
 	}
 	return s
+}
+
+// modelLine says what the math knows of the model and where from.
+func modelLine(m *ModelFacts) string {
+	s := fmt.Sprintf("%s parameters", paramsText(m.Params))
+	if m.MoE() {
+		s += fmt.Sprintf(" (%s active: %d of %d experts a token)", paramsText(m.ActiveParams), m.ExpertsPerToken, m.Experts)
+	}
+	s += fmt.Sprintf(", %d layers, %d heads", m.Layers, m.Heads)
+	switch m.Attention {
+	case "mla":
+		s += fmt.Sprintf(", MLA (latent %d + rotary %d)", m.KVLoraRank, m.QKRopeHeadDim)
+	default:
+		s += fmt.Sprintf(", %d KV heads (%s) of %d", m.KVHeads, m.Attention, m.HeadDim)
+	}
+	if m.SlidingLayers > 0 {
+		s += fmt.Sprintf(", %d sliding-window layers of %d tokens", m.SlidingLayers, m.SlidingWindow)
+	}
+	weights := "bf16"
+	if m.Quantization != "" {
+		weights = m.Quantization
+	}
+	s += fmt.Sprintf("; %s weights %s, KV cache %s a token (%s); context %d; from %s",
+		weights, bytesText(float64(m.WeightsBytes)), kilobytes(m.KVBytesPerToken), m.KVCacheDtype, m.ContextLength, m.Source)
+	return s
+}
+
+// kilobytes is a token's KV cache, a few hundred kB at most.
+func kilobytes(b int64) string { return fmt.Sprintf("%.1f kB", float64(b)/1e3) }
+
+// paramsText is a parameter count in billions or millions.
+func paramsText(n int64) string {
+	if n >= 1e9 {
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }
 
 func claimLine(c Claim) string {

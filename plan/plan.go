@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 )
@@ -24,17 +25,30 @@ type Plan struct {
 	Mode        string  `json:"mode"`
 	Type        string  `json:"type"`
 	Compute     Compute `json:"compute"`
-	Fit         *Fit    `json:"fit,omitempty"`
-	Serve       *Serve  `json:"serve,omitempty"`
-	Fabric      *Fabric `json:"fabric,omitempty"`
-	Queue       *Queue  `json:"queue,omitempty"`
-	Storage     []Claim `json:"storage"`
-	Steps       []Step  `json:"steps"`
+	// ModelFacts are what the memory math used of the model, and where
+	// they come from; absent for a model that is not a transformer.
+	ModelFacts *ModelFacts `json:"modelFacts,omitempty"`
+	Fit        *Fit        `json:"fit,omitempty"`
+	Serve      *Serve      `json:"serve,omitempty"`
+	Fabric     *Fabric     `json:"fabric,omitempty"`
+	Queue      *Queue      `json:"queue,omitempty"`
+	Storage    []Claim     `json:"storage"`
+	Steps      []Step      `json:"steps"`
 	// Peak is the most accelerator pods the set ever asks for at once: all
 	// of them, since every object may be applied together. With pods of a
 	// whole node each, it is the number of accelerator nodes.
 	Peak     int64     `json:"peakAcceleratorPods"`
 	Findings []Finding `json:"findings"`
+}
+
+// ModelFacts are the model's architecture (model.Facts) with its KV
+// cache a token, on every layer before tensor-parallel copies, in the
+// cache's dtype, and the source of the facts.
+type ModelFacts struct {
+	model.Facts
+	KVBytesPerToken int64  `json:"kvBytesPerToken"`
+	KVCacheDtype    string `json:"kvCacheDtype"`
+	Source          string `json:"source"`
 }
 
 // Compute is the main run's size.
@@ -132,6 +146,9 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 			p.Compute.WorldSize *= w.NeuronCoresPerDevice()
 		case res == "":
 			p.Compute.Devices, p.Compute.DevicesPerNode, p.Compute.WorldSize = 0, 0, w.Nodes
+		}
+		if f := w.Facts(); f.Transformer() {
+			p.ModelFacts = &ModelFacts{Facts: f, KVCacheDtype: w.KVCacheDtype(), KVBytesPerToken: f.KVBytesPerToken(w.KVCacheBytes()), Source: w.FactsSource()}
 		}
 		e := rules.FitEstimate(w)
 		if e.HaveBytes > 0 && e.NeedBytes > 0 {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -37,10 +38,19 @@ type Server struct {
 	// KVBytesPerToken is the KV cache of one token on all the server's
 	// devices: keys and values of every layer, for every KV head a device
 	// holds (vLLM copies a KV head to each tensor-parallel device when there
-	// are fewer heads than devices), head_dim wide, 2 bytes each.
+	// are fewer heads than devices), head_dim wide, 2 bytes each; for MLA
+	// the latent and rotary key of every layer on every device
+	// (model.Facts).
 	KVBytesPerToken int64
-	KVHeadsHeld     int64 // max(KV heads, TP)
+	KVHeadsHeld     int64 // max(KV heads, TP); max(1, TP) for MLA's one latent
 	HeadDim         int64
+	// SequenceKVBytes is the cache of one sequence of MaxModelLen tokens:
+	// a sliding-window layer holds at most its window.
+	SequenceKVBytes int64
+	// ExpertParallel spreads a mixture-of-experts model's experts over the
+	// tensor-parallel devices (serving.expertParallel; auto: a MoE model
+	// on several devices).
+	ExpertParallel bool
 	// StartupMinutes is the startup probe's allowance.
 	StartupMinutes int64
 }
@@ -86,14 +96,13 @@ func (w *Workload) Server() Server {
 		s.ServedName = w.ModelName
 	}
 	s.MemoryFraction, _ = num(w.V, "serving", "memoryFraction")
-	heads := max(integer(w.Model, "heads"), 1)
-	kv := integer(w.Model, "kvHeads")
-	if kv <= 0 {
-		kv = heads
-	}
-	s.KVHeadsHeld = max(kv, s.TP)
-	s.HeadDim = integer(w.Model, "hidden") / heads
-	s.KVBytesPerToken = 2 * integer(w.Model, "layers") * s.KVHeadsHeld * s.HeadDim * 2
+	f := w.Facts()
+	s.KVHeadsHeld = f.KVHeadsHeld(s.TP)
+	s.HeadDim = f.HeadDim
+	s.KVBytesPerToken = f.KVBytes(1, s.TP, w.KVCacheBytes()) // every layer
+	s.SequenceKVBytes = f.KVBytes(s.MaxModelLen, s.TP, w.KVCacheBytes())
+	ep := str(w.V, "serving", "expertParallel")
+	s.ExpertParallel = ep == "on" || (ep == "auto" && f.MoE() && s.TP > 1)
 	// Start-up: the engine's own (compiling, CUDA graphs), plus reading
 	// the weights at ~100 MB/s (6 GB a minute), twice that when the server
 	// first downloads them.
@@ -108,6 +117,28 @@ func (w *Workload) Server() Server {
 			base = 10
 		}
 		s.StartupMinutes = base + read
+	}
+	return s
+}
+
+// weightsText names how the weights are counted.
+func weightsText(f model.Facts) string {
+	if f.Quantization != "" && f.WeightsBytes > 0 {
+		return f.Quantization + " weights (the checkpoint as shipped)"
+	}
+	return "bf16 weights"
+}
+
+// kvText says how a token's cache is counted.
+func kvText(f model.Facts, tp, perToken, dtype int64) string {
+	var s string
+	if f.Attention == "mla" {
+		s = fmt.Sprintf("%s a token = %d layers x %d device(s) x (%d latent + %d rotary) x %d bytes, MLA", human(float64(perToken)), f.Layers, f.KVHeadsHeld(tp), f.KVLoraRank, f.QKRopeHeadDim, dtype)
+	} else {
+		s = fmt.Sprintf("%s a token = 2 x %d layers x %d KV heads x %d head dim x %d bytes", human(float64(perToken)), f.Layers, f.KVHeadsHeld(tp), f.HeadDim, dtype)
+	}
+	if f.SlidingLayers > 0 {
+		s += fmt.Sprintf("; %d of the layers keep only the last %d tokens", f.SlidingLayers, f.SlidingWindow)
 	}
 	return s
 }
@@ -154,14 +185,14 @@ func (w *Workload) podsText() string {
 // the server may use: serving.memoryFraction of the GPUs' memory, all of
 // the NeuronCores' (Neuron sizes its cache from the two lengths), or the
 // pod's memory on CPU.
-func serveEstimate(w *Workload, params float64) Estimate {
+func serveEstimate(w *Workload) Estimate {
 	s := w.Server()
-	weights := params * 2
-	tokens := float64(s.MaxModelLen * s.MaxNumSeqs)
-	cache := float64(s.KVBytesPerToken) * tokens
-	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: float64(s.KVBytesPerToken * s.MaxModelLen),
-		Basis: fmt.Sprintf("bf16 weights %s + KV cache %s for %d sequences x %d tokens (serving.maxNumSeqs x maxModelLen; %s a token = 2 x %d layers x %d KV heads x %d head dim x 2 bytes)",
-			human(weights), human(cache), s.MaxNumSeqs, s.MaxModelLen, human(float64(s.KVBytesPerToken)), integer(w.Model, "layers"), s.KVHeadsHeld, s.HeadDim)}
+	f := w.Facts()
+	weights := f.WeightBytes()
+	cache := float64(s.SequenceKVBytes) * float64(s.MaxNumSeqs)
+	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: float64(s.SequenceKVBytes),
+		Basis: fmt.Sprintf("%s %s + KV cache %s for %d sequences x %d tokens (serving.maxNumSeqs x maxModelLen; %s)",
+			weightsText(f), human(weights), human(cache), s.MaxNumSeqs, s.MaxModelLen, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
 	switch s.Platform {
 	case "cpu":

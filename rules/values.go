@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
@@ -24,6 +25,10 @@ type Workload struct {
 	Nodes     int64
 	Devices   int64 // per node
 }
+
+// Facts are the selected model's architecture (model.Facts), read from
+// its catalog entry.
+func (w *Workload) Facts() model.Facts { return model.FromEntry(w.Model) }
 
 // NewWorkload reads the selections. It returns nil (and LR011 findings) when
 // the model or accelerator is not in the catalog.
@@ -316,24 +321,22 @@ func FitEstimate(w *Workload) Estimate {
 	have := float64(w.Nodes*w.Devices) * perDevice * 1e9
 	switch {
 	case w.Mode == "serve":
-		return serveEstimate(w, params)
+		return serveEstimate(w)
 	case w.Type == "inference":
-		layers, _ := num(w.Model, "layers")
-		kv, _ := num(w.Model, "kvHeads")
-		hidden, _ := num(w.Model, "hidden")
-		heads, _ := num(w.Model, "heads")
-		seq, _ := num(w.V, "workload", "maxSeqLen")
-		batch, _ := num(w.V, "workload", "batchSize")
-		headDim := 0.0
-		if heads > 0 {
-			headDim = hidden / heads
-		}
-		weights := params * 2
-		cache := 2 * layers * kv * headDim * 2 * seq * batch
+		f := w.Facts()
+		seq := integer(w.V, "workload", "maxSeqLen")
+		batch := integer(w.V, "workload", "batchSize")
+		weights := f.WeightBytes()
+		cache := float64(f.KVBytes(seq, 1, 2) * batch)
 		return Estimate{NeedBytes: weights + cache, HaveBytes: have,
-			Basis: fmt.Sprintf("bf16 weights %s + KV cache %s for %g x %g tokens", human(weights), human(cache), batch, seq)}
+			Basis: fmt.Sprintf("%s %s + KV cache %s for %d x %d tokens", weightsText(f), human(weights), human(cache), batch, seq)}
 	case boolean(w.V, "workload", "lora"):
-		return Estimate{NeedBytes: params * 2 * 1.2, HaveBytes: have, Basis: "LoRA: frozen bf16 weights + 20% for adapters and activations"}
+		f := w.Facts()
+		basis := "LoRA: frozen bf16 weights + 20% for adapters and activations"
+		if f.Quantization != "" && f.WeightsBytes > 0 {
+			basis = "QLoRA: frozen " + f.Quantization + " weights + 20% for adapters and activations"
+		}
+		return Estimate{NeedBytes: f.WeightBytes() * 1.2, HaveBytes: have, Basis: basis}
 	default:
 		return Estimate{NeedBytes: params * 18, HaveBytes: have, Basis: fmt.Sprintf("full %s with AdamW: ~18 bytes/parameter x %s parameters", w.Type, count(params))}
 	}
@@ -603,4 +606,30 @@ func devicesPerNode(w *Workload, pos *values.Positions) []Finding {
 			w.Devices, w.Profile, max, max))}
 	}
 	return nil
+}
+
+// KVCacheDtype is the dtype the server keeps its KV cache in
+// (serving.kvCacheDtype): bf16 unless fp8 is asked for.
+func (w *Workload) KVCacheDtype() string {
+	if w.Mode == "serve" && str(w.V, "serving", "kvCacheDtype") == "fp8" {
+		return "fp8"
+	}
+	return "bf16"
+}
+
+// KVCacheBytes is the size of one cached element.
+func (w *Workload) KVCacheBytes() int64 {
+	if w.KVCacheDtype() == "fp8" {
+		return 1
+	}
+	return 2
+}
+
+// FactsSource says where the model's facts come from: the config.json a
+// values file named (its catalog entry's source), or the catalog entry.
+func (w *Workload) FactsSource() string {
+	if s := str(w.Model, "source"); s != "" {
+		return s
+	}
+	return "catalog entry " + w.ModelName
 }

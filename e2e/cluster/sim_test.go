@@ -96,6 +96,10 @@ var examples = []struct {
 	{"serving/serve-gke-h100-llama31-8b-instruct", gkeNodes("h100-80gb", 1), 1},
 	{"serving/serve-gke-h200-llama31-70b-instruct-lws", gkeNodes("h200-141gb", 2), 2},
 	{"serving/serve-cpu-tinyllama", []NodeSpec{{Shape: "cpu", Count: 1, Zone: "zone-a"}}, 0},
+	// Mixture-of-experts models: Qwen3-235B-A22B across two nodes, gpt-oss
+	// (MXFP4, sliding windows) on one.
+	{"serving/serve-gke-h200-qwen3-235b-a22b-moe-lws", gkeNodes("h200-141gb", 2), 2},
+	{"serving/serve-gke-h100-gpt-oss-120b", gkeNodes("h100-80gb", 1), 1},
 }
 
 func TestExamples(t *testing.T) {

@@ -59,14 +59,27 @@ Inputs (dict): root, ctx.
 {{- $pulls := true -}}
 {{- range $c.steps }}{{ if eq .name "download" }}{{ $pulls = false }}{{ end }}{{ end -}}
 {{- $repo := get $m "hfRepo" | default $v.model.name -}}
-{{- /* The KV cache: keys and values (2) of every layer for every KV head
-a GPU holds (vLLM copies a KV head to each of the tensor-parallel GPUs
-when there are fewer heads than GPUs), head_dim wide, in 2 bytes. */ -}}
+{{- /* The KV cache (model.Facts.KVBytes computes the same): keys and
+values (2) of every layer for every KV head a GPU holds (vLLM copies a KV
+head to each of the tensor-parallel GPUs when there are fewer heads than
+GPUs), head_dim wide, in 2 bytes; with MLA, one latent and its rotary key
+a layer, kept whole on every GPU. A sliding-window layer holds at most
+its window. */ -}}
 {{- $heads := int (get $m "heads" | default 1) -}}
 {{- $kvHeads := int (get $m "kvHeads" | default $heads) -}}
-{{- $perToken := mul 2 (int (get $m "layers" | default 0)) (max $kvHeads $tp) (div (int (get $m "hidden" | default 0)) (max 1 $heads)) 2 -}}
+{{- $width := mul 2 (int (get $m "headDim" | default (div (int (get $m "hidden" | default 0)) (max 1 $heads)))) -}}
+{{- if get $m "kvLoraRank" }}{{ $width = add (int $m.kvLoraRank) (int (get $m "qkRopeHeadDim" | default 0)) }}{{ $kvHeads = 1 }}{{ end -}}
+{{- $layers := int (get $m "layers" | default 0) -}}
+{{- $window := int (get $m "slidingWindow" | default 0) -}}
+{{- $sliding := ternary (min (int (get $m "slidingLayers" | default 0)) $layers) 0 (gt $window 0) -}}
 {{- $maxLen := int $s.maxModelLen | default (min (int (get $m "contextLength" | default 8192)) 8192) | int -}}
-{{- $kvBytes := mul $perToken $maxLen (int $s.maxNumSeqs) -}}
+{{- $tokens := add (mul (sub $layers $sliding) $maxLen) (mul $sliding (min $maxLen $window)) -}}
+{{- $kvDtype := ternary 1 2 (eq $s.kvCacheDtype "fp8") -}}
+{{- $kvBytes := mul (max $kvHeads $tp 1) $width $kvDtype $tokens (int $s.maxNumSeqs) -}}
+{{- /* A mixture-of-experts model on several GPUs spreads its experts over
+them (expert parallelism) instead of slicing every expert. */ -}}
+{{- $moe := gt (int (get $m "experts" | default 0)) 1 -}}
+{{- $ep := or (eq $s.expertParallel "on") (and (eq $s.expertParallel "auto") $moe (gt $tp 1)) -}}
 {{- /* Start-up: the engine's own (compiling, CUDA graphs) plus reading
 the weights at ~100 MB/s (6 GB a minute), twice that when the server first
 downloads them. */ -}}
@@ -109,6 +122,7 @@ first start and loads it afterwards. */ -}}
   "queueMetric" (get $server "queueMetric" | default "")
   "maxModelLen" $maxLen
   "kvBytes" $kvBytes
+  "expertParallel" $ep
   "startupMinutes" $startup
   "env" $env) -}}
 {{- end -}}
@@ -139,6 +153,8 @@ for a one-node server).
   (printf "--max-running-requests=%d" (int $s.maxNumSeqs))
   (printf "--mem-fraction-static=%v" $s.memoryFraction)
   "--enable-metrics" -}}
+{{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8_e4m3" }}{{ end -}}
+{{- if $p.expertParallel }}{{ $args = append $args (printf "--ep-size=%d" (int $p.tp)) }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
 {{- if $p.lws -}}
 {{- $args = concat $args (list "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)") -}}
@@ -155,6 +171,8 @@ for a one-node server).
 {{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
 from the two lengths above. */ -}}
 {{- if eq $p.platform "gpu" }}{{ $args = append $args (printf "--gpu-memory-utilization=%v" $s.memoryFraction) }}{{ end -}}
+{{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8" }}{{ end -}}
+{{- if $p.expertParallel }}{{ $args = append $args "--enable-expert-parallel" }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
 {{- if $p.lws -}}
 {{- $args = concat $args (list "--distributed-executor-backend=mp" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)" "--master-addr=$(LWS_LEADER_ADDRESS)") -}}
