@@ -73,7 +73,7 @@ var All = []Rule{
 	{"LR008", "the model does not fit in the accelerator memory of the nodes requested"},
 	{"LR009", "a gated model is downloaded without a token Secret, or a token, key or signed URL is pasted into values"},
 	{"LR010", "a mutable image tag (:latest or none) is pulled with imagePullPolicy Always, so runs are not reproducible"},
-	{"LR011", "the selected model or accelerator profile is not in the catalog, or rules.waive names a rule that does not exist"},
+	{"LR011", "the selected model or accelerator profile is not in the catalog, the model's entry lacks the architecture inference needs, or rules.waive names a rule that does not exist"},
 	{"LR012", "mpirun -np differs from MPI workers x slotsPerWorker"},
 	{"LR013", "the storage size is smaller than the checkpoint, or an existing claim is used without its name"},
 	{"LR014", "the orchestration mode (or the operator version named in values) cannot run the requested nodes, steps or options, or a JobSet's policy names a replicated job it does not have"},
@@ -96,7 +96,7 @@ var unwaivable = map[string]struct {
 	what string
 }{
 	"LR009": {false, "a credential pasted into values: it would be rendered into the manifests"},
-	"LR011": {true, "the chart cannot render a model or profile its catalog lacks, and a waiver of a rule that does not exist waives nothing"},
+	"LR011": {true, "the chart cannot render a model or profile its catalog lacks, a server sized for a model of no layers is no estimate at all, and a waiver of a rule that does not exist waives nothing"},
 	"LR019": {false, "a fabric that is not the profile's or not in catalog.fabrics, and fabric.networks unlike its NICs: the chart cannot wire them"},
 }
 

@@ -85,7 +85,7 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(v, pos)
 	fs = append(fs, unknownWaivers(v, pos)...)
 	rulesToRun := []func(*Workload, *values.Positions) []Finding{
-		metaModelParallel, sharedStorage, storageClassModes, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving,
+		metaModelParallel, sharedStorage, storageClassModes, modelFacts, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving,
 	}
 	if w == nil {
 		// The model or the profile is unknown (LR011): the rules that do
@@ -342,8 +342,33 @@ func FitEstimate(w *Workload) Estimate {
 	}
 }
 
+// needsKVMath tells whether the workload serves or runs inference, which
+// the KV cache math must size.
+func (w *Workload) needsKVMath() bool { return w.Mode == "serve" || w.Type == "inference" }
+
+// LR011: an inference or a server needs the model's architecture, not
+// only its size; a catalog entry without it would be sized as a model of
+// zero layers.
+func modelFacts(w *Workload, pos *values.Positions) []Finding {
+	missing := w.Facts().Missing()
+	if !w.needsKVMath() || len(missing) == 0 || w.demoModel() {
+		return nil
+	}
+	f := at(pos, "LR011", Error, "/model/name", fmt.Sprintf("catalog.models.%s lacks what the memory math of %s needs: %s; copy them from the model's config.json, or let 'llmrender model import CONFIG' write the whole entry",
+		w.ModelName, map[bool]string{true: "a server", false: "inference"}[w.Mode == "serve"], strings.Join(missing, ", ")))
+	f.Unwaivable = true
+	return []Finding{f}
+}
+
+// demoModel tells whether the model is no transformer from a hub (the
+// Fashion-MNIST CNN): no KV cache to size.
+func (w *Workload) demoModel() bool { return str(w.Model, "hfRepo") == "" && integer(w.Model, "layers") == 0 }
+
 // LR008: the model must fit in the memory of the devices requested.
 func fit(w *Workload, pos *values.Positions) []Finding {
+	if w.needsKVMath() && len(w.Facts().Missing()) > 0 && !w.demoModel() {
+		return nil // modelFacts says what is missing
+	}
 	if str(w.Acc, "resource") == "" && w.Mode != "serve" {
 		return nil // CPU only: host memory, checked by the scheduler
 	}
