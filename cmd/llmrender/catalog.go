@@ -11,6 +11,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/values"
 )
@@ -119,10 +120,11 @@ func writeCatalogTable(w io.Writer, section string, entries []map[string]any) {
 	var row func(e map[string]any) []any
 	switch section {
 	case "models":
-		cols = []string{"NAME", "PARAMS", "LAYERS", "CONTEXT", "CHECKPOINT", "MP", "FORMATS", "GATED", "SOURCE"}
+		cols = []string{"NAME", "PARAMS", "ACTIVE", "LAYERS", "ATTENTION", "CONTEXT", "CHECKPOINT", "QUANT", "MP", "FORMATS", "GATED", "SOURCE"}
 		row = func(e map[string]any) []any {
-			return []any{e["name"], billions(e["params"]), e["layers"], e["contextLength"], gigabytes(e["checkpointBytes"]),
-				e["modelParallel"], joinList(e["formats"]), e["gated"], e["hfRepo"]}
+			f := model.FromEntry(e)
+			return []any{e["name"], billions(e["params"]), billions(f.ActiveParams), e["layers"], orDash(f.Attention), e["contextLength"], gigabytes(e["checkpointBytes"]),
+				orDash(f.Quantization), e["modelParallel"], joinList(e["formats"]), e["gated"], e["hfRepo"]}
 		}
 	case "accelerators":
 		cols = []string{"NAME", "RESOURCE", "DEVICES/NODE", "MEMORY/DEVICE", "CPU/NODE", "MEMORY/NODE", "SHM", "DESCRIPTION"}
@@ -186,4 +188,13 @@ func joinList(v any) string {
 		parts[i] = fmt.Sprint(x)
 	}
 	return strings.Join(parts, ",")
+}
+
+// orDash shows an empty fact as a dash, as the table shows other absent
+// columns.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
