@@ -291,3 +291,37 @@ func TestRemovedKeyIsAWarning(t *testing.T) {
 		t.Error("the removed key changed the output")
 	}
 }
+
+// plan -o json carries the model's facts, as computed by hand from its
+// config.json: Qwen3-32B (head_dim 128, not 5120 / 64), DeepSeek-V3 (MLA,
+// FP8) and gpt-oss-120b (MoE, MXFP4, sliding windows), with the KV cache a
+// token in the cache's dtype.
+func TestPlanModelFacts(t *testing.T) {
+	for _, c := range []struct {
+		set  string
+		want map[string]any
+	}{
+		{"model.name=qwen3-32b,accelerator.profile=h100-80gb,accelerator.devices=8,orchestration.mode=serve",
+			map[string]any{"headDim": 128.0, "kvHeads": 8.0, "layers": 64.0, "attention": "gqa", "kvBytesPerToken": float64(64 * 8 * 2 * 128 * 2), "kvCacheDtype": "bf16", "experts": 0.0, "source": "catalog entry qwen3-32b"}},
+		{"model.name=deepseek-v3,accelerator.profile=h200-141gb,accelerator.devices=8,orchestration.mode=serve,workload.nodes=2,serving.kvCacheDtype=fp8,storage.storageClassName=standard-rwx",
+			map[string]any{"attention": "mla", "kvLoraRank": 512.0, "qkRopeHeadDim": 64.0, "kvBytesPerToken": float64(61 * (512 + 64) * 1), "kvCacheDtype": "fp8", "quantization": "fp8", "experts": 256.0, "expertsPerToken": 8.0}},
+		{"model.name=gpt-oss-120b,accelerator.profile=h100-80gb,accelerator.devices=8,orchestration.mode=serve",
+			map[string]any{"slidingWindow": 128.0, "slidingLayers": 18.0, "quantization": "mxfp4", "kvBytesPerToken": float64(36 * 8 * 2 * 64 * 2), "experts": 128.0}},
+	} {
+		r := runCLI(t, "", "plan", "-o", "json", "--set", c.set)
+		var p struct{ ModelFacts map[string]any }
+		if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || p.ModelFacts == nil {
+			t.Fatalf("%s: exit %d, %v\n%s%s", c.set, r.code, err, r.stdout, r.stderr)
+		}
+		for k, v := range c.want {
+			if p.ModelFacts[k] != v {
+				t.Errorf("%s: modelFacts.%s = %v, want %v", c.set, k, p.ModelFacts[k], v)
+			}
+		}
+		for _, k := range []string{"params", "activeParams", "heads", "weightsBytes", "contextLength"} {
+			if n, _ := p.ModelFacts[k].(float64); n <= 0 {
+				t.Errorf("%s: modelFacts.%s = %v", c.set, k, p.ModelFacts[k])
+			}
+		}
+	}
+}
