@@ -171,6 +171,10 @@ type Request struct {
 	// PostRender, when set, transforms the rendered objects (a kustomize
 	// overlay) before the manifest rules check them.
 	PostRender func([]*renderer.Object) ([]*renderer.Object, error)
+	// ModelFiles reads the files model.config and model.index name; nil
+	// reads them relative to the values file that names them (see
+	// readModelFile). The KRM function reads them inside its root.
+	ModelFiles ReadModelFile
 }
 
 // Layer is a values tree that did not come from Sources, with its positions.
@@ -248,6 +252,11 @@ func mergeValues(req Request) (*processed, error) {
 	merged := proc.Values
 	if found := rules.Credentials(merged, pos); len(found) > 0 {
 		return nil, &rules.Failed{Findings: found}
+	}
+	if req.Chart.hasDomainRules() {
+		if err := describeModel(merged, user, pos, req.ModelFiles, src.HelmNumbers); err != nil {
+			return nil, err
+		}
 	}
 	return &processed{Processed: proc, merged: merged, pos: pos, warnings: append(notices, proc.Warnings...)}, nil
 }

@@ -47,6 +47,9 @@ type Config struct {
 	// root is the client's root when the config may name only files
 	// inside it; ValuesFiles are read from it.
 	root *root
+	// dir is the directory relative valuesFiles are read from, and so
+	// the relative paths the spec holds (model.config, model.index).
+	dir string
 
 	// Ref is the config object as written (its namespace only when it has
 	// one), for results that point at it.
@@ -153,9 +156,12 @@ func (r *root) read(name string, limit int64) ([]byte, error) {
 }
 
 // outside explains a path that leads out of the root.
-func (r *root) outside(p string) string {
-	return fmt.Sprintf("%s is outside %s, %s: the function reads only files inside it, as kustomize reads a kustomization's files (LoadRestrictionsRootOnly); move the file inside it, or run the function with --load-restrictor LoadRestrictionsNone",
-		redact.Label(p), r.dir, r.is)
+func (r *root) outside(p string) string { return redact.Label(p) + " " + r.outsideReason() }
+
+// outsideReason is outside without the path, for a *safeio.Error.
+func (r *root) outsideReason() string {
+	return fmt.Sprintf("is outside %s, %s: the function reads only files inside it, as kustomize reads a kustomization's files (LoadRestrictionsRootOnly); move the file inside it, or run the function with --load-restrictor LoadRestrictionsNone",
+		r.dir, r.is)
 }
 
 func (s source) where(at *yaml.Node) string {
@@ -227,7 +233,7 @@ func parseWorkload(n *yaml.Node, src source) (*Config, error) {
 			return nil, &ConfigError{Where: src.where(n.Content[i]), Field: k, Msg: msg}
 		}
 	}
-	c := &Config{Ref: ref(n)}
+	c := &Config{Ref: ref(n), dir: src.dir}
 	if !src.anyFile {
 		c.root = src.root
 	}
@@ -394,7 +400,10 @@ func parseConfigMap(n *yaml.Node, src source) (*Config, error) {
 	if err := checkObject(n, src); err != nil {
 		return nil, err
 	}
-	c := &Config{Ref: ref(n), Name: "llm", Namespace: "default"}
+	c := &Config{Ref: ref(n), Name: "llm", Namespace: "default", dir: src.dir}
+	if !src.anyFile {
+		c.root = src.root
+	}
 	if src.linesKnown {
 		c.File = src.file
 	}

@@ -20,11 +20,13 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
@@ -143,10 +145,11 @@ func Generate(cfg *Config, env Env) (*pipeline.Result, error) {
 		src.Read = cfg.root.read
 	}
 	res, err := pipeline.Render(pipeline.Request{
-		Chart:   env.Chart,
-		Sources: src,
-		Layers:  []pipeline.Layer{cfg.Spec},
-		Options: opts,
+		Chart:      env.Chart,
+		Sources:    src,
+		Layers:     []pipeline.Layer{cfg.Spec},
+		Options:    opts,
+		ModelFiles: cfg.modelFile,
 	})
 	if err != nil {
 		return nil, err
@@ -155,6 +158,35 @@ func Generate(cfg *Config, env Env) (*pipeline.Result, error) {
 		o.Node = o.WithAnnotation(OwnerAnnotation, cfg.Owner())
 	}
 	return res, nil
+}
+
+// modelFile reads a file model.config or model.index names: a path in a
+// values file relative to that file, as the command line reads it, and a
+// path in the spec relative to where valuesFiles are read from (the
+// kustomization's directory, or the directory of kpt's config file).
+// Under a root, as valuesFiles, only files inside it are read.
+func (c *Config) modelFile(p string, loc values.Location, limit int64) ([]byte, string, error) {
+	base := c.dir
+	if slices.Contains(c.ValuesFiles, loc.File) {
+		base = filepath.Dir(loc.File)
+		if c.root != nil { // a name inside the root
+			base = filepath.Join(c.root.dir, filepath.FromSlash(path.Dir(loc.File)))
+		}
+	}
+	full := p
+	if !filepath.IsAbs(p) {
+		full = filepath.Join(base, p)
+	}
+	if c.root == nil {
+		data, err := safeio.ReadFile(full, limit)
+		return data, full, err
+	}
+	name, ok := c.root.name(full)
+	if !ok {
+		return nil, p, &safeio.Error{Path: p, Reason: c.root.outsideReason()}
+	}
+	data, err := c.root.read(name, limit)
+	return data, name, err
 }
 
 type resourceList struct {

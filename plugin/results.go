@@ -7,6 +7,7 @@ import (
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
@@ -118,6 +119,7 @@ func (r reporter) errors(err error) []result {
 	var failed *rules.Failed
 	var ce *ConfigError
 	var ve *values.Error
+	var me *pipeline.ModelFileError
 	// Schema violations and rule findings can come together (a
 	// *pipeline.Problems unwraps to both): report each.
 	var rs []result
@@ -155,6 +157,13 @@ func (r reporter) errors(err error) []result {
 		}
 		if r.file != "" {
 			res.File = &file{Path: r.file}
+		}
+		return []result{res}
+	case errors.As(err, &me):
+		res := result{Message: me.Msg, Severity: "error"}
+		r.at(&res, me.Pointer, me.Loc)
+		if res.Field == nil && me.Loc.Line == 0 && me.Loc.Flag == "" && me.Loc.File != "" {
+			res.Message = me.Loc.File + ": " + res.Message
 		}
 		return []result{res}
 	case errors.As(err, &ve):

@@ -55,6 +55,27 @@ func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding)
 func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[string]any, where string) Finding {
 	names := values.SortedKeys(catalog)
 	msg := fmt.Sprintf("%s %s is not in %s", what, redact.Quote(name), where)
+	// A model named by its Hugging Face id (org/name) is either the entry
+	// that downloads it, or one the catalog lacks: a spelling suggestion
+	// helps with neither, where the entry, or how to describe the model
+	// by its own files, does.
+	if where == "catalog.models" && strings.Contains(name, "/") {
+		var same []string
+		for _, n := range names {
+			if repo := str(catalog, n, "hfRepo"); repo != "" && strings.EqualFold(repo, name) {
+				same = append(same, n)
+			}
+		}
+		if len(same) > 0 {
+			msg += fmt.Sprintf("; it is the Hugging Face repository (hfRepo) of %s: did you mean %s?", strings.Join(same, " and "), strings.Join(same, " or "))
+			return unwaivableAt(pos, "LR011", ptr, msg)
+		}
+		msg += fmt.Sprintf(", and no entry there downloads that Hugging Face repository. Describe the model by its own config.json instead: "+
+			"model: {hfRepo: %s, config: ./config.json} (the file beside your values: huggingface-cli download %s config.json), "+
+			"or print a catalog entry to keep with 'llmrender model import ./config.json --hf-repo %s'", redact.Excerpt(name), redact.Excerpt(name), redact.Excerpt(name))
+		msg += " (known: " + strings.Join(names, ", ") + ")"
+		return unwaivableAt(pos, "LR011", ptr, msg)
+	}
 	if hint := schema.Suggest(name, names); hint != "" {
 		msg += fmt.Sprintf("; did you mean %q?", hint)
 	}
@@ -362,7 +383,9 @@ func modelFacts(w *Workload, pos *values.Positions) []Finding {
 
 // demoModel tells whether the model is no transformer from a hub (the
 // Fashion-MNIST CNN): no KV cache to size.
-func (w *Workload) demoModel() bool { return str(w.Model, "hfRepo") == "" && integer(w.Model, "layers") == 0 }
+func (w *Workload) demoModel() bool {
+	return str(w.Model, "hfRepo") == "" && integer(w.Model, "layers") == 0
+}
 
 // LR008: the model must fit in the memory of the devices requested.
 func fit(w *Workload, pos *values.Positions) []Finding {

@@ -230,6 +230,9 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		}
 		return v
 	}
+	if v, ok := explainDependency(e, vals, at, s.schemaAt); ok {
+		return Violations{v}
+	}
 	switch keyword {
 	case "additionalProperties", "unevaluatedProperties":
 		// One violation per unknown key, at the key, with a suggestion.
@@ -308,6 +311,50 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 	v := at(e.InstanceLocation, false)
 	v.Message = e.Message
 	return Violations{v}
+}
+
+// explainDependency explains a key that is read only beside others
+// (dependencies in draft-07, dependentRequired since 2019-09), at that
+// key: the library names the object and phrases it as a rule about
+// properties.
+func explainDependency(e *jsonschema.ValidationError, vals map[string]any, at func(string, bool) Violation, schemaAt func(string) any) (Violation, bool) {
+	// The library's keyword location is .../dependencies/KEY/N, N the
+	// index of the missing one in KEY's list.
+	loc := e.AbsoluteKeywordLocation
+	var key, list string
+	for _, kw := range []string{"/dependencies/", "/dependentRequired/"} {
+		i := strings.LastIndex(loc, kw)
+		if i < 0 {
+			continue
+		}
+		if k, n, ok := strings.Cut(loc[i+len(kw):], "/"); ok && !strings.Contains(n, "/") {
+			key = strings.ReplaceAll(strings.ReplaceAll(k, "~1", "/"), "~0", "~")
+			list = loc[:len(loc)-len(n)-1]
+		}
+	}
+	if key == "" {
+		return Violation{}, false
+	}
+	needs, _ := schemaAt(list).([]any)
+	obj, _ := values.At(vals, e.InstanceLocation).(map[string]any)
+	var missing []string
+	for _, n := range needs {
+		if name, _ := n.(string); name != "" {
+			if _, present := obj[name]; !present {
+				missing = append(missing, name)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return Violation{}, false
+	}
+	v := at(e.InstanceLocation+"/"+values.EscapePointer(key), true)
+	verb := "is"
+	if len(missing) > 1 {
+		verb = "are"
+	}
+	v.Message = fmt.Sprintf("%s is read only together with %s, which %s not set", redact.Excerpt(key), strings.Join(missing, " and "), verb)
+	return v, true
 }
 
 // schemaAt resolves an absolute keyword location inside this schema document.

@@ -52,7 +52,7 @@ func runComplete(env *environment, args []string) error {
 
 // Flags whose value is a file or a directory.
 var (
-	fileFlags = map[string]bool{"-f": true, "--values": true, "--against": true, "--report-file": true, "--config": true}
+	fileFlags = map[string]bool{"-f": true, "--values": true, "--against": true, "--report-file": true, "--config": true, "--index": true}
 	dirFlags  = map[string]bool{"--chart": true, "--output-dir": true, "--post-render": true}
 )
 
@@ -101,10 +101,31 @@ func complete(words []string) []string {
 		return []string{"discover", "generate"}
 	case "completion":
 		return []string{"bash", "zsh", "fish"}
+	case "model":
+		if len(positional(rest, flags)) == 0 {
+			return []string{"import"}
+		}
+		return []string{completeFiles} // a config.json or its directory
 	case "lint", "fn":
 		return []string{completeFiles}
 	}
 	return nil
+}
+
+// positional are the words of a command line that are neither flags nor
+// their values.
+func positional(words []string, flags map[string]bool) []string {
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case !strings.HasPrefix(w, "-"):
+			out = append(out, w)
+		case flags[w] && !strings.Contains(w, "="):
+			i++ // its value
+		}
+	}
+	return out
 }
 
 // flagUsageRE reads a flag from pflag's usage: "  -f, --values stringArray   ...".

@@ -73,6 +73,7 @@ func commands() []command {
 		{"fn", "run as a KRM function (kustomize generator); fn --config FILE for CI", runFn},
 		{"cmp", "Argo CD Config Management Plugin: cmp discover | cmp generate (reads ARGOCD_* variables)", runCMP},
 		{"catalog", "list the models, accelerator profiles and modes values can select", runCatalog},
+		{"model", "model import CONFIG_OR_DIR: print the catalog entry of a model's Hugging Face config.json", runModel},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
 		{"chart", "chart export DIR: write the built-in chart, for helm", runChart},
 		{"completion", "print a shell completion script: completion bash|zsh|fish", runCompletion},

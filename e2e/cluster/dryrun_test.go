@@ -70,6 +70,26 @@ func exampleSets(t *testing.T) []manifestSet {
 		render(ex+" with an HPA and a queue", "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{"../../examples/serving/" + ex + ".yaml"},
 			Set: []string{"serving.autoscaling.kind=hpa,kueue.queueName=q,kueue.requiredTopology=cloud.google.com/gce-topology-block,storage.storageClassName=standard-rwx"}}})
 	}
+	// Models described only by their own config.json, as a server and as
+	// a LoRA fine-tune on two nodes: dense GQA whose head_dim is not
+	// hidden / heads, MoE, MLA with FP8 weights, MXFP4 with sliding
+	// windows, and a gated model with five sliding layers to one global.
+	for _, m := range []struct {
+		name, repo, profile string
+		serveNodes          int
+	}{
+		{"qwen3-32b", "Qwen/Qwen3-32B", "h100-80gb", 1},
+		{"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", "h100-80gb", 1},
+		{"deepseek-v3", "deepseek-ai/DeepSeek-V3", "h200-141gb", 2},
+		{"gpt-oss-120b", "openai/gpt-oss-120b", "h100-80gb", 1},
+		{"gemma-3-27b-it", "google/gemma-3-27b-it", "h100-80gb", 1},
+	} {
+		model := fmt.Sprintf("model.config=../../testdata/models/%s/config.json,model.hfRepo=%s,accelerator.profile=%s,accelerator.devices=8,download.tokenSecret.name=hf,storage.storageClassName=standard-rwx", m.name, m.repo, m.profile)
+		render(m.name+" by its config.json, served", "dryrun", pipeline.Request{Sources: values.Sources{
+			Set: []string{model + fmt.Sprintf(",orchestration.mode=serve,workload.nodes=%d", m.serveNodes)}}})
+		render(m.name+" by its config.json, fine-tuned with LoRA", "dryrun", pipeline.Request{Sources: values.Sources{
+			Set: []string{model + ",orchestration.mode=indexed-job,workload.nodes=2,workload.type=finetune,workload.lora=true,workload.script=finetune.py"}}})
+	}
 	return sets
 }
 

@@ -1,0 +1,320 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/internal/safeio"
+	"github.com/llmrender/llmrender/model"
+	"github.com/llmrender/llmrender/values"
+)
+
+// A values file may describe its model by the model's own files instead of
+// a catalog name: model.config names the Hugging Face config.json, and
+// model.index (optional) the checkpoint's model.safetensors.index.json.
+// The pipeline reads them once, before the schema and the rules, and puts
+// the entry they describe into catalog.models, selected by model.name: the
+// rules, the plan and the templates then see an ordinary catalog entry, and
+// both ways of naming a model go through one code path. Nothing is fetched:
+// the files are local, read with the bounded reader.
+
+// MaxIndexBytes bounds a model.safetensors.index.json. It maps every
+// tensor to its shard, so a large mixture-of-experts model's index runs to
+// megabytes (DeepSeek-V3's, some 90,000 tensors, is about 9 MB); only its
+// metadata.total_size is read.
+const MaxIndexBytes = 16 << 20
+
+// ReadModelFile reads a file that the value at loc names (p as written),
+// within limit bytes. shown is the file as messages name it: resolved, so
+// that the user sees where it was looked for.
+type ReadModelFile func(p string, loc values.Location, limit int64) (data []byte, shown string, err error)
+
+// readModelFile is the command line's ReadModelFile: a path written in a
+// values file is relative to that file's directory, as a chart's files
+// are to the chart, so that a values file and its model's files move
+// together; a path from a flag or standard input is relative to the
+// working directory. Only regular files are read: the path is found in
+// the values, not named on the command line.
+func readModelFile(p string, loc values.Location, limit int64) ([]byte, string, error) {
+	full := p
+	if !filepath.IsAbs(p) && loc.Flag == "" && loc.File != "" && loc.File != "<stdin>" {
+		full = filepath.Join(filepath.Dir(loc.File), p)
+	}
+	data, err := safeio.ReadFile(full, limit)
+	return data, full, err
+}
+
+// ModelFileError is a file model.config or model.index names that cannot
+// be read, or does not describe a model. Nothing renders.
+type ModelFileError struct {
+	Pointer string          // "/model/config" or "/model/index"
+	Loc     values.Location // where the value naming the file was written
+	Msg     string          // "model.config: FILE: what is wrong", naming the file's field when one is
+}
+
+func (e *ModelFileError) Error() string {
+	if where := e.Loc.String(); where != "" {
+		return where + ": " + e.Msg
+	}
+	return e.Msg
+}
+
+// ModelFileMessage says what is wrong with a model's file (shown as the
+// user should look for it), for the values' errors and the import
+// command's alike. A ReadModelFile refuses a file with a *safeio.Error.
+func ModelFileMessage(shown string, err error) string {
+	// The path is shown whole, as a path is (a long one is still the
+	// user's to find), unless it is longer than any a user writes: a value
+	// pasted in the wrong place is shown as an excerpt, as values are. It
+	// is quoted when it holds a line break or another control character,
+	// so that it stays one line of the message. Credentials are hidden
+	// where every message is printed.
+	switch {
+	case len(shown) > maxShownPath:
+		shown = redact.Quote(shown)
+	case strings.ContainsFunc(shown, unicode.IsControl):
+		shown = strconv.Quote(shown)
+	}
+	var se *safeio.Error
+	switch {
+	case errors.As(err, &se) && errors.Is(err, safeio.ErrTooLarge):
+		return shown + ": " + se.Reason + "; is this the right file?"
+	case errors.As(err, &se):
+		return shown + ": " + se.Reason
+	}
+	return shown + ": " + err.Error()
+}
+
+// maxShownPath is the longest path an error shows whole.
+const maxShownPath = 512
+
+// CheckpointBytes reads the checkpoint's size from its
+// model.safetensors.index.json (metadata.total_size). The weight map beside
+// it, most of the file, is scanned but not kept.
+func CheckpointBytes(index []byte) (int64, error) {
+	var doc struct {
+		Metadata json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(index, &doc); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return 0, fmt.Errorf("not JSON at byte %d: %s", se.Offset, se.Error())
+		}
+		return 0, errors.New("not a JSON object: a safetensors index is one")
+	}
+	var meta struct {
+		TotalSize json.RawMessage `json:"total_size"`
+	}
+	if len(doc.Metadata) == 0 || json.Unmarshal(doc.Metadata, &meta) != nil || len(meta.TotalSize) == 0 || string(meta.TotalSize) == "null" {
+		return 0, errors.New("metadata.total_size: missing; a safetensors index states the checkpoint's size there")
+	}
+	dec := json.NewDecoder(bytes.NewReader(meta.TotalSize))
+	dec.UseNumber()
+	var v any
+	_ = dec.Decode(&v) // it is JSON: the whole document was
+	n, isNum := v.(json.Number)
+	f, err := n.Float64()
+	// A checkpoint of more than a petabyte is no checkpoint (model.Facts
+	// refuses the same).
+	if !isNum || err != nil || f != math.Trunc(f) || f <= 0 || f > 1e15 {
+		return 0, fmt.Errorf("metadata.total_size: %.40s: expected a whole number of bytes from 1 to 10^15", string(meta.TotalSize))
+	}
+	return int64(f), nil
+}
+
+// ModelEntry is the catalog entry (catalog.models.<name>) of a model
+// described by its own files: the facts' entry, where its weights are
+// downloaded from (hfRepo, "" for none), whether that needs a token, and
+// source, the config.json as the user named it, so that the entry says
+// where its facts came from.
+func ModelEntry(f model.Facts, hfRepo string, gated bool, source string) map[string]any {
+	e := f.Entry()
+	e["hfRepo"] = hfRepo
+	e["gated"] = gated
+	e["source"] = source
+	return e
+}
+
+// ModelName is the name a model described by its files is selected by
+// when the user gives none: the Hugging Face repository's last part
+// (Qwen/Qwen3-32B is qwen3-32b), else the directory the config.json is in.
+// It names objects' labels and the model's directory on the claim, so it
+// is kept to what a label value may hold.
+func ModelName(hfRepo, configPath string) string {
+	if hfRepo != "" {
+		if n := labelSafe(hfRepo[strings.LastIndexByte(hfRepo, '/')+1:]); n != "" {
+			return n
+		}
+	}
+	dir := filepath.Dir(configPath)
+	if abs, err := filepath.Abs(configPath); err == nil && (dir == "." || dir == string(filepath.Separator)) {
+		dir = filepath.Dir(abs)
+	}
+	if n := labelSafe(filepath.Base(dir)); n != "" {
+		return n
+	}
+	return "model"
+}
+
+// labelSafe lower-cases s and keeps what a Kubernetes label value allows:
+// letters, digits, '-', '_' and '.', beginning and ending with a letter or
+// digit, at most 63 characters.
+func labelSafe(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '-'
+		}
+	}
+	alnum := func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }
+	out := strings.TrimFunc(string(b), alnum)
+	if len(out) > 63 {
+		out = strings.TrimRightFunc(out[:63], alnum)
+	}
+	return out
+}
+
+// describedModel is what the values say about a model given by its files.
+type describedModel struct {
+	config, index, hfRepo string
+	gated                 bool
+	name                  string // explicit model.name, "" to derive one
+}
+
+// modelFromValues reads model.config and the values beside it. ok is
+// false when there is no model.config, or when a value has a type the
+// schema refuses: the schema then reports it, alone, as it does for every
+// other value.
+func modelFromValues(merged, user map[string]any) (m describedModel, ok bool) {
+	mv, _ := merged["model"].(map[string]any)
+	cfg, isStr := mv["config"].(string)
+	if !isStr || cfg == "" {
+		return m, false
+	}
+	m.config = cfg
+	str := func(key string, dst *string) bool {
+		v, present := mv[key]
+		if !present || v == nil {
+			return true
+		}
+		s, isStr := v.(string)
+		*dst = s
+		return isStr
+	}
+	if !str("hfRepo", &m.hfRepo) || !str("index", &m.index) {
+		return m, false
+	}
+	if v, present := mv["gated"]; present && v != nil {
+		if m.gated, isStr = v.(bool); !isStr {
+			return m, false
+		}
+	}
+	// The user's own model.name selects the entry by that name; the
+	// chart's default does not.
+	if v, present := values.Lookup(user, "/model/name"); present && v != nil {
+		s, isStr := v.(string)
+		if !isStr || s == "" {
+			return m, false
+		}
+		m.name = s
+	}
+	return m, true
+}
+
+// describeModel reads the files the values name and puts the entry they
+// describe into the merged values as catalog.models.<name>, selected by
+// model.name. What the user wrote for that entry under catalog.models
+// still wins, field by field, as it does over a built-in entry. Every
+// position of the entry is model.config's, so that a finding about the
+// model points where it was described.
+func describeModel(merged, user map[string]any, pos *values.Positions, read ReadModelFile, floats bool) error {
+	m, ok := modelFromValues(merged, user)
+	if !ok {
+		return nil
+	}
+	catalog, _ := merged["catalog"].(map[string]any)
+	models, _ := catalog["models"].(map[string]any)
+	if catalog == nil || (catalog["models"] != nil && models == nil) {
+		return nil // the schema refuses a catalog that is not a map
+	}
+	if read == nil {
+		read = readModelFile
+	}
+	cfgLoc, _ := pos.ValueAt("/model/config")
+	data, shown, err := read(m.config, cfgLoc, model.MaxConfigBytes)
+	if err != nil {
+		return &ModelFileError{Pointer: "/model/config", Loc: cfgLoc, Msg: "model.config: " + ModelFileMessage(shown, err)}
+	}
+	var indexBytes int64
+	if m.index != "" {
+		indexLoc, _ := pos.ValueAt("/model/index")
+		idx, idxShown, err := read(m.index, indexLoc, MaxIndexBytes)
+		if err == nil {
+			indexBytes, err = CheckpointBytes(idx)
+		}
+		if err != nil {
+			return &ModelFileError{Pointer: "/model/index", Loc: indexLoc, Msg: "model.index: " + ModelFileMessage(idxShown, err)}
+		}
+	}
+	facts, err := model.FromConfig(data, indexBytes)
+	if err != nil {
+		return &ModelFileError{Pointer: "/model/config", Loc: cfgLoc, Msg: "model.config: " + ModelFileMessage(shown, err)}
+	}
+	name := m.name
+	if name == "" {
+		name = ModelName(m.hfRepo, shown)
+	}
+	entry := ModelEntry(facts, m.hfRepo, m.gated, m.config)
+	if floats {
+		entry = values.HelmNumbers(entry).(map[string]any)
+	}
+	ptr := values.Pointer("catalog", "models", name)
+	own, _ := values.At(user, ptr).(map[string]any)
+	for k, v := range own {
+		if v == nil {
+			delete(entry, k) // a null removes what the config gave, as it removes a default
+		} else {
+			entry[k] = values.DeepCopy(v)
+		}
+	}
+	if models == nil {
+		models = map[string]any{}
+		catalog["models"] = models
+	}
+	models[name] = entry
+	merged["model"].(map[string]any)["name"] = name
+
+	at := func(p string, loc values.Location) {
+		pos.Values[p], pos.Keys[p] = loc, loc
+	}
+	at(ptr, cfgLoc)
+	for k, v := range entry {
+		if _, written := own[k]; written {
+			continue // the user's own value, at its own place
+		}
+		loc := cfgLoc
+		if from, ok := map[string]string{"hfRepo": "/model/hfRepo", "gated": "/model/gated"}[k]; ok {
+			if l, ok := pos.ValueAt(from); ok {
+				loc = l
+			}
+		}
+		at(ptr+"/"+values.EscapePointer(k), loc)
+		if list, ok := v.([]any); ok {
+			for i := range list {
+				at(fmt.Sprintf("%s/%s/%d", ptr, values.EscapePointer(k), i), loc)
+			}
+		}
+	}
+	if m.name == "" {
+		at("/model/name", cfgLoc)
+	}
+	return nil
+}
