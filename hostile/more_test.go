@@ -105,6 +105,8 @@ func TestSecretsAreNeverEchoed(t *testing.T) {
 		{"a token as the release name", []string{"render", "--name", pat}, 2, "--name: release name \"[redacted: a GitHub token]\"", []string{pat}},
 		{"a token as the namespace", []string{"render", "-n", hf}, 2, "--namespace: namespace \"[redacted: a Hugging Face token]\"", []string{hf}},
 		{"a host file as values", []string{"render", "-f", filepath.Join(files, "passwd")}, 1, "passwd:1:1: the top level of a values file must be a map", []string{"secretline", "nologin daemon", "daemon:x"}},
+		{"a host file to lint", []string{"lint", filepath.Join(files, "passwd")}, 1, "passwd:1: a manifest must be a map with apiVersion, kind and metadata; found text (a scalar)", []string{"secretline", "nologin daemon", "daemon:x"}},
+		{"a host file to diff against", []string{"diff", "--against", filepath.Join(files, "passwd")}, 1, "found text (a scalar)", []string{"secretline", "nologin daemon", "daemon:x"}},
 		{"a key of 900 characters", []string{"validate", "--set", "workload." + strings.Repeat("k", 900) + "=1"}, 1, "... (900 bytes): unknown key", []string{strings.Repeat("k", 150)}},
 		{"a value of 5000 characters", []string{"validate", "--set", "workload.type=" + strings.Repeat("x", 5000)}, 1, "... (5000 bytes) is not one of inference, finetune, pretrain", []string{strings.Repeat("x", 150)}},
 	}

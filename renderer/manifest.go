@@ -442,7 +442,9 @@ func nodeKind(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return "the text " + redact.Quote(n.Value)
+		// Never the text itself: a file given to lint or diff by mistake
+		// (a key, /etc/shadow) must not be echoed; the line says where.
+		return "text (a scalar)"
 	}
 	return "something else"
 }

@@ -134,7 +134,7 @@ func TestManifestsErrors(t *testing.T) {
 		{"apiVersion: v1\nmetadata:\n  name: x\n", "object (apiVersion v1) has no kind"},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels: {}\n", "ConfigMap object has no metadata.name"},
 		{"- a\n- b\n", "a manifest must be a map"},
-		{"just text\n", `found the text "just text"`},
+		{"just text\n", `found text (a scalar)`},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: 1\n  a: 2\n", `line 7: duplicate key "a" (first at line 6)`},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n", "v1 ConfigMap/x is rendered twice"},
 		{"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\nb: &b {x: 1}\nc:\n  <<: *b\n", "merge keys"},
