@@ -72,6 +72,7 @@ func commands() []command {
 		{"diff", "render and compare with a golden file or --output-dir tree; exit 1 on drift", runDiff},
 		{"fn", "run as a KRM function (kustomize generator); fn --config FILE for CI", runFn},
 		{"cmp", "Argo CD Config Management Plugin: cmp discover | cmp generate (reads ARGOCD_* variables)", runCMP},
+		{"images", "list every image a render uses, for mirroring (-o json: with the containers that use each; --each DIR)", runImages},
 		{"catalog", "list the models, accelerator profiles and modes values can select", runCatalog},
 		{"model", "model import CONFIG_OR_DIR: print the catalog entry of a model's Hugging Face config.json", runModel},
 		{"schema", "print the values JSON Schema (for editors and CI)", runSchema},
