@@ -126,21 +126,34 @@ func commands(script string) []string {
 }
 
 var (
-	ifFileRE = regexp.MustCompile(`^if \[ -f '?"?([^'" \]]+)"?'? \]; then .*exit 0`)
+	ifFileRE = regexp.MustCompile(`^if \[ -f '?"?([^'" \]]+)"?'? \]; then .*(exit|return) 0`)
 	touchRE  = regexp.MustCompile(`^touch '?([^' ]+)'?$`)
+	// funcRE is the first line of a shell function: the chart's helpers
+	// (llm_run, the fabric guard's filter), whose "$@" is the program a
+	// later line names, or a step run inside a longer script, which
+	// returns early when its marker exists.
+	funcRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\(\) \{$`)
 )
 
 // parseScript reads a shell script command by command.
 func parseScript(script string) program {
 	var p program
 	marker := ""
+	helper := false
 	for _, line := range commands(script) {
+		if helper {
+			helper = line != "}"
+			continue
+		}
 		switch {
-		case line == "" || line == "set -eu" || line == "set -e" || line == "fi" || strings.HasPrefix(line, "mkdir ") || strings.HasPrefix(line, "printf '%s\\n' ") && strings.Contains(line, "$marker.tmp"):
+		case line == "" || line == "set -eu" || line == "set -e" || line == "fi" || strings.HasPrefix(line, "mkdir ") || strings.HasPrefix(line, "printf '%s\\n' ") && strings.Contains(line, "$marker.tmp"),
+			strings.HasPrefix(line, "#") || strings.HasPrefix(line, "trap "):
 			// bookkeeping of the step scripts
-		case line == "(":
+		case funcRE.MatchString(line) && strings.HasPrefix(line, "llm_"):
+			helper = true
+		case line == "(" || funcRE.MatchString(line):
 			p = append(p, statement{kind: subshellStart})
-		case line == ")":
+		case line == ")" || line == "}":
 			p = append(p, statement{kind: subshellEnd})
 		case waitRE.MatchString(line):
 			p = append(p, statement{kind: wait, path: waitRE.FindStringSubmatch(line)[1], text: line})

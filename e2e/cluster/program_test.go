@@ -28,6 +28,11 @@ func TestParseScript(t *testing.T) {
 			[]string{"guard /data/.llmrender/weights.done", "work ", "write /data/.llmrender/weights.done"}},
 		{"launcher", "set -eu\n(\nset -eu\nmarker=/s/p.done\nif [ -f \"$marker\" ]; then echo 'p'; exit 0; fi\nCOMPILE=1 mpirun -np 4 ./x.sh\nmv \"$marker.tmp\" \"$marker\"\n)\nCOMPILE=0 mpirun -np 4 ./x.sh",
 			[]string{"( ", "guard /s/p.done", "gang ", "write /s/p.done", ") ", "gang "}},
+		// The chart's helpers are skipped (their "$@" is the program of a
+		// later line); a step inside a longer script is a function that
+		// returns when its marker exists.
+		{"helpers", "set -eu\n# llm_run: runs a program\nllm_run() {\n  { (trap - INT QUIT; exec \"$@\" <&9 9<&-) & } 9<&0\n  wait \"$!\"\n}\nllm_pass() {\n  kill \"-$1\" \"$llm_pid\"\n}\ntrap 'exit 143' TERM; trap 'exit 130' INT; until [ -f /s/d.done ]; do echo 'waiting'; sleep 10 & wait $!; done; trap - TERM INT\nstep_precompile() {\nset -eu\nmarker=/s/p.done\nif [ -f \"$marker\" ]; then echo 'p'; return 0; fi\nllm_run env COMPILE=1 mpirun -np 4 ./x.sh\nmv \"$marker.tmp\" \"$marker\"\n}\nstep_precompile\nexec env COMPILE=0 mpirun -np 4 ./x.sh",
+			[]string{"wait /s/d.done", "( ", "guard /s/p.done", "gang ", "write /s/p.done", ") ", "work ", "gang "}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,19 +46,24 @@ func TestParseScript(t *testing.T) {
 // The chart's fabric wrapper runs the program as "$@" (the words after $0):
 // the runtime sees torchrun behind it, a gang like any other.
 func TestParseFabricWrapper(t *testing.T) {
-	c := corev1.Container{Command: []string{"/bin/bash", "-c",
+	for _, script := range []string{
+		// as llmrender once wrote it: a pipe through the guard
 		". /usr/local/gib/scripts/set_nccl_env.sh\nset -o pipefail\n\"$@\" 2>&1 | while IFS= read -r line; do\n  printf '%s\\n' \"$line\"\ndone",
-		"fabric", "torchrun", "--nnodes=2", "--nproc_per_node=8", "train.py"}}
-	gangs := 0
-	for _, s := range parseContainer(c) {
-		if s.kind == gang {
-			gangs++
-			if s.ranks != "2" {
-				t.Errorf("gang of %q ranks, want 2: %s", s.ranks, s.text)
+		// the program under llm_run, its output through the guard's filter
+		"llm_run() {\n  { (trap - INT QUIT; exec \"$@\" <&9 9<&-) & } 9<&0\n}\nset +u; . /usr/local/gib/scripts/set_nccl_env.sh\nllm_guard() {\n  while IFS= read -r line; do\n    printf '%s\\n' \"$line\"\n  done\n}\nexec 4>&1 5>&2 > >(llm_guard) 2>&1\nllm_run \"$@\" && llm_status=0 || llm_status=$?\nexit \"$llm_status\"",
+	} {
+		c := corev1.Container{Command: []string{"/bin/bash", "-c", script, "fabric", "torchrun", "--nnodes=2", "--nproc_per_node=8", "train.py"}}
+		gangs := 0
+		for _, s := range parseContainer(c) {
+			if s.kind == gang {
+				gangs++
+				if s.ranks != "2" {
+					t.Errorf("gang of %q ranks, want 2: %s", s.ranks, s.text)
+				}
 			}
 		}
-	}
-	if gangs != 1 {
-		t.Errorf("%d gangs in %v, want 1", gangs, parseContainer(c))
+		if gangs != 1 {
+			t.Errorf("%d gangs in %v, want 1", gangs, parseContainer(c))
+		}
 	}
 }

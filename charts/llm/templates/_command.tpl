@@ -21,20 +21,78 @@ written.
 {{- join " " $out -}}
 {{- end -}}
 
-{{/* llm.sh.waitFor: a shell line that waits for a step's marker (input: an entry of ctx.steps). */}}
+{{/*
+llm.sh.waitFor: a shell line that waits for a step's marker (input: an
+entry of ctx.steps). A shell that is PID 1 ignores TERM and INT unless it
+traps them, and runs a trap only when its foreground command has ended:
+the sleep runs in the background and the shell waits for it, so the wait
+ends at once on either, with the status of a process they stopped.
+*/}}
 {{- define "llm.sh.waitFor" -}}
-until [ -f {{ include "llm.sh.quote" .marker }} ]; do echo {{ include "llm.sh.quote" (printf "waiting for %s (%s)" .name .marker) }}; sleep 10; done
+trap 'exit 143' TERM; trap 'exit 130' INT; until [ -f {{ include "llm.sh.quote" .marker }} ]; do echo {{ include "llm.sh.quote" (printf "waiting for %s (%s)" .name .marker) }}; sleep 10 & wait $!; done; trap - TERM INT
+{{- end -}}
+
+{{/*
+llm.sh.run: the shell function llm_run, for scripts with lines left after
+a program (a step's marker, the fabric guard's verdict), which therefore
+cannot exec it. A shell that is PID 1 of its container ignores TERM and
+INT unless it traps them, so the kubelet's TERM (preemption, eviction, a
+rollout, kubectl delete) would never reach the program, which would be
+killed after the grace period without a checkpoint or a drain.
+
+llm_run starts the program in the background, with the script's standard
+input (a background program's is /dev/null otherwise) and INT and QUIT
+back to their defaults (sh leaves them ignored in a background program,
+as POSIX has it; bash lets the program have them back); passes TERM and
+INT on to it, also one that came before it started; and waits for it. A
+trapped signal interrupts wait with a status above 128 while the program
+runs on, so llm_run waits again after a signal; a status at or below 128
+is the program's own, reported once. It returns the program's status, or
+after TERM or INT leaves the script with it: nothing after the program
+(a marker saying the step is done) runs. POSIX sh. Input: none.
+*/}}
+{{- define "llm.sh.run" -}}
+# llm_run: runs a program, passing TERM and INT on to it, and returns its status
+llm_run() {
+  llm_pid= llm_sig= llm_woke=
+  trap 'llm_sig=TERM; llm_pass TERM' TERM
+  trap 'llm_sig=INT; llm_pass INT' INT
+  { (trap - INT QUIT; exec "$@" <&9 9<&-) & } 9<&0
+  llm_pid=$!
+  [ -z "$llm_sig" ] || llm_pass "$llm_sig"
+  while :; do
+    llm_woke=
+    wait "$llm_pid" && llm_status=0 || llm_status=$?
+    [ -n "$llm_woke" ] && [ "$llm_status" -gt 128 ] || break
+  done
+  trap - TERM INT
+  [ -z "$llm_sig" ] || exit "$llm_status"
+  return "$llm_status"
+}
+llm_pass() {
+  llm_woke=1
+  [ -z "$llm_pid" ] || kill "-$1" "$llm_pid" 2>/dev/null || :
+}
 {{- end -}}
 
 {{/*
 llm.sh.step: the script of a step that runs exactly once for its inputs.
+The work runs its program with llm_run (llm.sh.run): the marker is written
+only when the program ended by itself, with 0.
 Inputs (dict): step (an entry of ctx.steps), wait (the step before it when
-that one runs elsewhere, or an empty dict), work (shell lines), markerDir.
+that one runs elsewhere, or an empty dict), work (shell lines), markerDir,
+nested (optional: true for the body of a shell function in a script that
+runs more, which defines llm_run itself; the step returns instead of
+exiting when it is already done).
 */}}
 {{- define "llm.sh.step" -}}
+{{- $nested := eq (toString (get . "nested")) "true" -}}
 set -eu
+{{- if not $nested }}
+{{ include "llm.sh.run" . }}
+{{- end }}
 marker={{ include "llm.sh.quote" .step.marker }}
-if [ -f "$marker" ]; then echo {{ include "llm.sh.quote" (printf "%s: already done for these inputs" .step.name) }}; exit 0; fi
+if [ -f "$marker" ]; then echo {{ include "llm.sh.quote" (printf "%s: already done for these inputs" .step.name) }}; {{ ternary "return" "exit" $nested }} 0; fi
 {{- with get .wait "marker" }}
 {{ include "llm.sh.waitFor" $.wait }}
 {{- end }}
@@ -56,8 +114,9 @@ image: {{ $v.download.image | default $c.profileImage | quote }}
 workingDir: {{ $v.storage.mountPath | quote }}
 resources: {{ toJson $v.download.resources }}
 {{- if eq $v.download.source "meta" }}
-{{- /* Meta's download.sh asks for the signed URL and the model list. */}}
-script: {{ printf "printf '%%s\\n%%s\\n' \"$URL_FROM_EMAIL\" \"$MODELS_TO_DOWNLOAD\" | bash /llama/download.sh" | quote }}
+{{- /* Meta's download.sh asks for the signed URL and the model list on
+its standard input. */}}
+script: {{ "llm_run bash /llama/download.sh <<EOF\n$URL_FROM_EMAIL\n$MODELS_TO_DOWNLOAD\nEOF" | quote }}
 env:
   - name: URL_FROM_EMAIL
     valueFrom:
@@ -70,7 +129,7 @@ env:
 {{- /* Hugging Face repositories of Llama 3 also hold Meta's original
 checkpoint under original/: take only the format the run reads. */}}
 {{- $filter := ternary (list "--include" "original/*") (list "--exclude" "original/*") (eq $v.model.format "meta") }}
-script: {{ printf "huggingface-cli download %s" (include "llm.sh.args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter)) | quote }}
+script: {{ printf "llm_run huggingface-cli download %s" (include "llm.sh.args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter)) | quote }}
 env:
   - name: HF_HUB_ENABLE_HF_TRANSFER
     value: "0"
@@ -81,7 +140,7 @@ env:
 image: {{ $p.image | default $c.image | quote }}
 workingDir: {{ $p.workingDir | default $v.storage.mountPath | quote }}
 resources: {{ toJson $p.resources }}
-script: {{ include "llm.sh.args" $p.command | quote }}
+script: {{ printf "llm_run %s" (include "llm.sh.args" $p.command) | quote }}
 env:
   {{- include "llm.env" . | nindent 2 }}
 {{- end -}}

@@ -50,7 +50,9 @@ aws-ofi-nccl registers its buffers in. */ -}}
 {{- /* The guard reads NCCL's own log; Trainium has no NCCL. */ -}}
 {{- if and $v.fabric.guard (not $neuron) -}}
 {{- $_ := set $out "guard" true -}}
-{{- $_ := set $out "env" (concat $out.env (list (dict "name" "NCCL_DEBUG" "value" "INFO") (dict "name" "NCCL_DEBUG_SUBSYS" "value" "INIT,NET"))) -}}
+{{- /* The guard reads the program's output through a pipe, to which
+Python writes in blocks: unbuffered, each line arrives as it is written. */ -}}
+{{- $_ := set $out "env" (concat $out.env (list (dict "name" "NCCL_DEBUG" "value" "INFO") (dict "name" "NCCL_DEBUG_SUBSYS" "value" "INIT,NET") (dict "name" "PYTHONUNBUFFERED" "value" "1"))) -}}
 {{- end -}}
 {{- end -}}
 {{- /* A workload that opts out says so on its pods, for reviewers and for
@@ -193,11 +195,26 @@ llm.fabric.run: the shell lines that run a command line with the fabric:
 they source the fabric's NCCL environment profile (with profile: true)
 and, with the guard, fail as soon as NCCL logs that it chose its socket
 transport: the run would otherwise go on over the primary NIC at a
-fraction of the bandwidth, silently. The guard stops the whole process
-group, so torchrun (or mpirun) and its workers end, and the exit status is
-non-zero. Inputs (dict): fabric (ctx.fabric), run (a shell command line),
-profile (bool), then (bool: more lines follow, so the command is run,
-not exec'd).
+fraction of the bandwidth, silently.
+
+The guard reads the program's output (stdout and stderr) in a filter of
+its own, a process substitution, while the program runs under llm_run
+(llm.sh.run), which passes the kubelet's TERM and INT on to it: a pipe
+into a filter would keep the shell waiting for both in the foreground,
+where no signal reaches the program. The shell's own stdout and stderr go
+to the filter until the program is done (saved in 4 and 5): a redirection
+of the llm_run call alone would leave bash a copy of the pipe when llm_run
+leaves the script on TERM, and the filter would never see the end of its
+input. The filter prints every line; on NCCL's socket line it prints why
+it stops the run and signals the shell (USR1), which stops the program
+with TERM (torchrun and mpirun stop their workers), waits for it and ends
+with 3. The shell's PID comes from $BASHPID: Kubernetes reads $$ in a
+command as an escaped $. Whichever way the script ends, it first lets the
+filter print the program's last lines (llm_flush, once). The script that
+includes these lines must be bash and define llm_run.
+Inputs (dict): fabric (ctx.fabric), run (a shell command line), profile
+(bool), then (bool: more lines follow, so the command is run and must
+succeed, not exec'd).
 */}}
 {{- define "llm.fabric.run" -}}
 {{- $f := .fabric -}}
@@ -207,16 +224,31 @@ not exec'd).
 {{- if $f.guard -}}
 {{- $stop := printf "llmrender: NCCL chose its socket transport instead of %s: the fabric is not working on this node; stopping (fabric.guard)" $f.net -}}
 {{- $lines = concat $lines (list
-  "set -o pipefail"
-  (printf "%s 2>&1 | while IFS= read -r line; do" .run)
-  "  printf '%s\\n' \"$line\""
-  "  case $line in *'NCCL INFO Using network Socket'*)"
-  (printf "    echo %s >&2" (include "llm.sh.quote" $stop))
-  "    kill -TERM 0; exit 3;;"
-  "  esac"
-  "done") -}}
+  "llm_guard() {"
+  "  while IFS= read -r line; do"
+  "    printf '%s\\n' \"$line\""
+  "    case $line in *'NCCL INFO Using network Socket'*)"
+  (printf "      echo %s >&2" (include "llm.sh.quote" $stop))
+  "      kill -USR1 \"$llm_shell\";;"
+  "    esac"
+  "  done"
+  "}"
+  "llm_flush() {"
+  "  trap - EXIT"
+  "  exec >&4 2>&5 4>&- 5>&-"
+  "  while kill -0 \"$llm_filter\" 2>/dev/null; do wait \"$llm_filter\" || :; done"
+  "}"
+  "llm_pid= llm_socket= llm_shell=$BASHPID"
+  "trap 'llm_socket=1; llm_pass TERM' USR1"
+  "exec 4>&1 5>&2 > >(llm_guard) 2>&1"
+  "llm_filter=$!"
+  "trap llm_flush EXIT"
+  (printf "llm_run %s && llm_status=0 || llm_status=$?" .run)
+  "llm_flush"
+  "[ -z \"$llm_socket\" ] || exit 3"
+  (ternary "[ \"$llm_status\" -eq 0 ] || exit \"$llm_status\"" "exit \"$llm_status\"" (eq (toString (get . "then")) "true"))) -}}
 {{- else if get . "then" -}}
-{{- $lines = append $lines .run -}}
+{{- $lines = append $lines (printf "llm_run %s" .run) -}}
 {{- else -}}
 {{- $lines = append $lines (printf "exec %s" .run) -}}
 {{- end -}}
@@ -224,8 +256,9 @@ not exec'd).
 {{- end -}}
 
 {{/*
-llm.fabric.wrap: a command (a list) run through llm.fabric.run, or as it
-is when the fabric has neither a profile nor a guard.
+llm.fabric.wrap: a command (a list) run through llm.fabric.run by bash,
+which defines llm_run for the guard, or as it is when the fabric has
+neither a profile nor a guard.
 Inputs (dict): fabric (ctx.fabric), command (a list), guard (optional:
 false leaves the guard to a launcher that reads every rank's output).
 */}}
@@ -233,7 +266,9 @@ false leaves the guard to a launcher that reads every rank's output).
 {{- $f := .fabric -}}
 {{- if eq (toString (get . "guard")) "false" }}{{ $f = merge (dict "guard" false) $f }}{{ end -}}
 {{- if or $f.profile $f.guard -}}
-{{- toYaml (concat (list "/bin/bash" "-c" (include "llm.fabric.run" (dict "fabric" $f "run" "\"$@\"" "profile" true)) "fabric") .command) -}}
+{{- $script := include "llm.fabric.run" (dict "fabric" $f "run" "\"$@\"" "profile" true) -}}
+{{- if $f.guard }}{{ $script = printf "%s\n%s" (include "llm.sh.run" .) $script }}{{ end -}}
+{{- toYaml (concat (list "/bin/bash" "-c" $script "fabric") .command) -}}
 {{- else -}}
 {{- toYaml .command -}}
 {{- end -}}

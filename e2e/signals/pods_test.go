@@ -1,0 +1,405 @@
+//go:build e2e
+
+package signals
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/llmrender/llmrender/pipeline"
+)
+
+// unit is one container of a render, as the kubelet would start it.
+type unit struct {
+	where string // render: Kind/name: container
+	// kind groups the units the chart writes alike (e.g. "MPIJob/launcher"),
+	// to show that every kind was run.
+	kind      string
+	argv      []string
+	env       []string
+	workDir   string
+	dataMount string   // where the claim is mounted, or ""
+	dirs      []string // the other mount paths
+	programs  []string // stand-ins at absolute paths (the user's programs)
+	// files are what an image or an init container leaves for the
+	// command: the fabric's NCCL environment profile, which it sources.
+	files  []string
+	onPath []string // stand-ins found on PATH (the user's programs)
+	// guard: the chart wrote the command and the container reads NCCL's
+	// INFO log, as the fabric guard does.
+	guard bool
+	// short says why the container is not a long-running one; skip why
+	// the test cannot run it.
+	short, skip string
+}
+
+// operatorEnv is what the operators and the kubelet add to a container's
+// environment (rank, leader and rendezvous variables) that the commands
+// refer to; the pod's own variables come after and win.
+var operatorEnv = []string{
+	"PATH=" + inside + "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"HOME=/root", "HOSTNAME=llm-0",
+	"JOB_COMPLETION_INDEX=0", "RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=llm-master-0", "MASTER_PORT=29500",
+	"PET_NNODES=2", "PET_NPROC_PER_NODE=8", "PET_NODE_RANK=0", "PET_MASTER_ADDR=llm-node-0-0", "PET_MASTER_PORT=29500",
+	"PET_RDZV_ID=llm", "PET_RDZV_BACKEND=c10d", "PET_RDZV_ENDPOINT=llm-worker-0:29400",
+	"LWS_LEADER_ADDRESS=llm-0.llm", "LWS_GROUP_SIZE=2", "LWS_WORKER_INDEX=0",
+}
+
+// units lists the containers of a render: every container and init
+// container of every pod template, the Ray head and workers with the
+// command KubeRay gives them, and the RayJob's entrypoint, which the Ray
+// dashboard runs with /bin/sh.
+func units(t *testing.T, render string, res *pipeline.Result) []*unit {
+	t.Helper()
+	objs, err := pipeline.Decode(res.Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := valuePrograms(res.Values)
+	profiles := envProfiles(res.Values)
+	var out []*unit
+	for _, o := range objs {
+		kind, _ := o.Doc["kind"].(string)
+		name, _ := dig(o.Doc, "metadata", "name").(string)
+		at := fmt.Sprintf("%s: %s/%s", render, kind, name)
+		if kind == "RayJob" {
+			out = append(out, rayUnits(at, o.Doc, progs)...)
+			continue
+		}
+		walkPodSpecs(o.Doc, func(spec map[string]any) {
+			for _, key := range []string{"initContainers", "containers"} {
+				for _, c := range maps(spec[key]) {
+					if c["image"] == nil {
+						continue // a patch of a container, not one
+					}
+					u := newUnit(at, kind, spec, c, progs)
+					u.argv = append(strs(c["command"]), strs(c["args"])...)
+					if len(strs(c["command"])) == 0 {
+						u.skip = "runs its image's entrypoint"
+						u.guard = false
+					}
+					u.resolve()
+					out = append(out, u)
+				}
+			}
+		})
+	}
+	// The fabric's NCCL plugin comes with its environment profile, beside
+	// its libraries (NCCL_PLUGIN_PATH) or in their parent's scripts/.
+	for _, u := range out {
+		for _, kv := range u.env {
+			if dir, ok := strings.CutPrefix(kv, "NCCL_PLUGIN_PATH="); ok {
+				for _, name := range profiles {
+					u.files = append(u.files, path.Join(dir, name), path.Join(path.Dir(dir), "scripts", name))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// envProfiles are the names of the fabrics' NCCL environment profiles
+// (catalog.fabrics.*.envProfile).
+func envProfiles(v map[string]any) []string {
+	var out []string
+	fabrics, _ := dig(v, "catalog", "fabrics").(map[string]any)
+	for _, f := range fabrics {
+		if name, ok := dig(f, "envProfile").(string); ok && name != "" {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newUnit fills what a container's pod and fields give: environment,
+// working directory, mounts.
+func newUnit(at, kind string, spec, c map[string]any, progs []string) *unit {
+	name, _ := c["name"].(string)
+	u := &unit{where: at + ": " + name, kind: kind + "/" + kindName(name), workDir: "/"}
+	if wd, ok := c["workingDir"].(string); ok && wd != "" {
+		u.workDir = wd
+	}
+	claims := map[string]bool{}
+	for _, v := range maps(spec["volumes"]) {
+		if v["persistentVolumeClaim"] != nil {
+			claims[fmt.Sprint(v["name"])] = true
+		}
+	}
+	for _, m := range maps(c["volumeMounts"]) {
+		p := fmt.Sprint(m["mountPath"])
+		if claims[fmt.Sprint(m["name"])] {
+			u.dataMount = p
+		} else {
+			u.dirs = append(u.dirs, p)
+		}
+	}
+	u.dirs = append(u.dirs, u.workDir)
+	vals := map[string]string{}
+	u.env = append(u.env, operatorEnv...)
+	for _, kv := range operatorEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		vals[k] = v
+	}
+	for _, e := range maps(c["env"]) {
+		n := fmt.Sprint(e["name"])
+		var v string
+		switch from, _ := e["valueFrom"].(map[string]any); {
+		case from == nil:
+			v = expand(fmt.Sprint(e["value"]), vals)
+			if e["value"] == nil {
+				v = ""
+			}
+		case from["secretKeyRef"] != nil:
+			v = "stand-in-secret"
+		default:
+			v = "0" // a field of the pod (its rank label, ...)
+		}
+		if n == "NCCL_DEBUG" && v == "INFO" {
+			u.guard = true
+		}
+		if n == "PATH" {
+			v = inside + "/bin:" + v
+		}
+		vals[n] = v
+		u.env = append(u.env, n+"="+v)
+	}
+	for _, p := range progs {
+		switch {
+		case strings.HasPrefix(p, "/"):
+			u.programs = append(u.programs, p)
+		case strings.Contains(p, "/"):
+			u.programs = append(u.programs, path.Join(u.workDir, p))
+		default:
+			u.onPath = append(u.onPath, p)
+		}
+	}
+	return u
+}
+
+// resolve turns the command into what the kubelet runs: $(VAR) from the
+// environment, and the shells the image's PATH finds as the host's.
+func (u *unit) resolve() {
+	vals := map[string]string{}
+	for _, kv := range u.env {
+		k, v, _ := strings.Cut(kv, "=")
+		vals[k] = v
+	}
+	for i, a := range u.argv {
+		u.argv[i] = expand(a, vals)
+	}
+	if len(u.argv) > 0 {
+		switch u.argv[0] {
+		case "sh":
+			u.argv[0] = "/bin/sh"
+		case "bash":
+			u.argv[0] = "/bin/bash"
+		default:
+			if strings.HasPrefix(u.argv[0], "/") && u.argv[0] != "/bin/sh" && u.argv[0] != "/bin/bash" {
+				u.programs = append(u.programs, u.argv[0])
+			}
+		}
+	}
+	if strings.HasSuffix(u.kind, "/nccl-plugin-installer") {
+		u.short = "copies the NCCL plugin into the pod and ends"
+	}
+}
+
+// expand replaces $(VAR) as Kubernetes does in command, args and env
+// values: with the variable's value when it is defined, else left as is;
+// $$ is a $.
+func expand(s string, vals map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+			continue
+		case '(':
+			if end := strings.IndexByte(s[i:], ')'); end > 0 {
+				if v, ok := vals[s[i+2:i+end]]; ok {
+					b.WriteString(v)
+					i += end
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// rayUnits are a RayJob's head and workers with the command KubeRay
+// (v1.6, BuildPod) gives a Ray container: its own command and args, when
+// it has them, joined, then "&&", then ulimit and the ray start command it
+// generates, run by /bin/bash -c; and the entrypoint.
+func rayUnits(at string, doc map[string]any, progs []string) []*unit {
+	var out []*unit
+	cluster, _ := dig(doc, "spec", "rayClusterSpec").(map[string]any)
+	groups := []map[string]any{}
+	if h, ok := cluster["headGroupSpec"].(map[string]any); ok {
+		groups = append(groups, h)
+	}
+	groups = append(groups, maps(cluster["workerGroupSpecs"])...)
+	var head *unit
+	for i, g := range groups {
+		spec, _ := dig(g, "template", "spec").(map[string]any)
+		annotations, _ := dig(g, "template", "metadata", "annotations").(map[string]any)
+		ctrs := maps(spec["containers"])
+		if len(ctrs) == 0 {
+			continue
+		}
+		c := ctrs[0]
+		u := newUnit(at, "RayJob", spec, c, progs)
+		u.guard = false // KubeRay writes the command
+		params := map[string]string{"block": "true"}
+		for k, v := range maps1(g["rayStartParams"]) {
+			params[k] = fmt.Sprint(v)
+		}
+		start := "ray start --head"
+		if i > 0 {
+			start = "ray start"
+			params["address"] = "llm-head-svc:6379"
+		}
+		cmd := ""
+		for _, w := range append(strs(c["command"]), strs(c["args"])...) {
+			cmd += " " + w + " "
+		}
+		u.argv = append(strs(c["command"]), strs(c["args"])...)
+		if annotations["ray.io/overwrite-container-cmd"] != "true" && !strings.Contains(cmd, "ray start") {
+			generated := "ulimit -n 65536; " + start + " " + paramString(params)
+			if cmd != "" {
+				generated = cmd + " && " + generated
+			}
+			u.argv = []string{"/bin/bash", "-c", "--", generated}
+		}
+		u.resolve()
+		if i == 0 {
+			head = u
+		}
+		out = append(out, u)
+	}
+	if ep, ok := dig(doc, "spec", "entrypoint").(string); ok && head != nil {
+		u := *head
+		u.where = at + ": entrypoint"
+		u.kind = "RayJob/entrypoint"
+		u.argv = []string{"/bin/sh", "-c", ep}
+		if rt, ok := dig(doc, "spec", "runtimeEnvYAML").(string); ok {
+			for _, line := range strings.Split(rt, "\n") {
+				if wd, ok := strings.CutPrefix(strings.TrimSpace(line), "working_dir:"); ok {
+					u.workDir = strings.TrimSpace(wd)
+					u.dirs = append(append([]string{}, u.dirs...), u.workDir)
+				}
+			}
+		}
+		out = append(out, &u)
+	}
+	return out
+}
+
+// paramString is KubeRay's convertParamMap: --key=value in key order, a
+// bare --key for "true", nothing for "false".
+func paramString(params map[string]string) string {
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	for _, k := range keys {
+		switch v := params[k]; strings.ToLower(v) {
+		case "true":
+			fmt.Fprintf(&b, " --%s ", k)
+		case "false":
+		default:
+			fmt.Fprintf(&b, " --%s=%s ", k, v)
+		}
+	}
+	return b.String()
+}
+
+// valuePrograms are the user's programs the values name (workload.command,
+// steps.preprocess.command, mpi.program), for stand-ins.
+func valuePrograms(v map[string]any) []string {
+	var out []string
+	for _, l := range [][]string{strs(dig(v, "workload", "command")), strs(dig(v, "steps", "preprocess", "command"))} {
+		if len(l) > 0 {
+			out = append(out, l[0])
+		}
+	}
+	if p, ok := dig(v, "mpi", "program").(string); ok && p != "" {
+		out = append(out, p)
+	}
+	return out
+}
+
+// kindName groups container names: the wait for a step is one kind
+// whichever step it waits for.
+func kindName(name string) string {
+	if strings.HasPrefix(name, "wait-for-") {
+		return "wait-for-*"
+	}
+	return name
+}
+
+func walkPodSpecs(v any, fn func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x["containers"].([]any); ok {
+			fn(x)
+			return
+		}
+		for _, e := range x {
+			walkPodSpecs(e, fn)
+		}
+	case []any:
+		for _, e := range x {
+			walkPodSpecs(e, fn)
+		}
+	}
+}
+
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func maps(v any) []map[string]any {
+	var out []map[string]any
+	l, _ := v.([]any)
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func maps1(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func strs(v any) []string {
+	l, _ := v.([]any)
+	out := []string{}
+	for _, e := range l {
+		out = append(out, fmt.Sprint(e))
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+//go:build e2e
+
+package signals
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// The stand-ins are this test binary under the names of the programs the
+// containers run (torchrun, vllm, mpirun, huggingface-cli, ...): TestMain
+// becomes one when envRecords is set, which only the containers' own
+// environment sets.
+const (
+	envRecords = "LLMRENDER_STANDIN"        // the records directory, as the container sees it
+	envMode    = "LLMRENDER_STANDIN_MODE"   // modeComplete, modeSignal or modeSocket
+	envAt      = "LLMRENDER_STANDIN_AT"     // the program (0, 1, ...) that waits; the ones before it end at once
+	envStatus  = "LLMRENDER_STANDIN_STATUS" // what the waiting program exits with after a signal
+)
+
+const (
+	// modeComplete: every program ends at once with 0, so the scripts run
+	// to their end and leave their markers.
+	modeComplete = "complete"
+	// modeSignal: program envAt waits for a signal.
+	modeSignal = "signal"
+	// modeSocket: program envAt prints the line NCCL logs when it falls
+	// back to sockets, then waits for a signal.
+	modeSocket = "socket"
+)
+
+// socketLine is what NCCL prints when it chooses its socket transport.
+const socketLine = "llm-0:42:42 [0] NCCL INFO Using network Socket"
+
+// standInStatus is what a stand-in exits with after a signal: neither 0
+// nor a status a shell makes up (1, 2, 126, 127, 128+n).
+const standInStatus = 42
+
+// record is what a stand-in writes when it starts (start.N, or poll.PID
+// for a sleep between checks of a marker) and when a signal reaches it
+// (signal.N).
+type record struct {
+	Argv []string `json:"argv"`
+	PID  int      `json:"pid"`
+	PPID int      `json:"ppid"`
+	// IntIgnored: SIGINT was ignored when the program started, as sh
+	// leaves it for a program it starts in the background. The stand-in
+	// keeps it ignored, as Python does.
+	IntIgnored bool   `json:"intIgnored"`
+	Signal     string `json:"signal,omitempty"`
+}
+
+// standIn is the program a stand-in runs; it returns its exit status.
+func standIn() int {
+	dir := os.Getenv(envRecords)
+	name := filepath.Base(os.Args[0])
+	args := os.Args[1:]
+	// Handlers first: a signal passed on before the start record exists
+	// must not kill the stand-in by default.
+	intIgnored := signal.Ignored(syscall.SIGINT)
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+	if !intIgnored {
+		sigs = append(sigs, syscall.SIGINT)
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	rec := record{Argv: os.Args, PID: os.Getpid(), PPID: os.Getppid(), IntIgnored: intIgnored}
+
+	// A sleep of a few seconds is the pause between two checks of a
+	// marker, not a program: it is recorded apart and never counted.
+	if name == "sleep" && len(args) == 1 && args[0] != "infinity" {
+		writeRecord(dir, fmt.Sprintf("poll.%d", os.Getpid()), rec)
+		s := <-ch
+		return 128 + int(s.(syscall.Signal))
+	}
+	n := claim(dir)
+	at, _ := strconv.Atoi(os.Getenv(envAt))
+	mode := os.Getenv(envMode)
+	writeRecord(dir, fmt.Sprintf("start.%d", n), rec)
+	if mode == modeComplete || n < at {
+		return 0
+	}
+	if mode == modeSocket {
+		fmt.Println(socketLine)
+	}
+	s := <-ch
+	rec.Signal = signalName(s.(syscall.Signal))
+	writeRecord(dir, fmt.Sprintf("signal.%d", n), rec)
+	status, err := strconv.Atoi(os.Getenv(envStatus))
+	if err != nil {
+		status = standInStatus
+	}
+	return status
+}
+
+// claim returns the number of this program in the order of starts.
+func claim(dir string) int {
+	for n := 0; ; n++ {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("claim.%d", n)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Close()
+			return n
+		}
+		if !os.IsExist(err) {
+			fmt.Fprintln(os.Stderr, "stand-in:", err)
+			os.Exit(125)
+		}
+	}
+}
+
+// writeRecord writes a record whole or not at all: the test reads the
+// directory while stand-ins write to it.
+func writeRecord(dir, name string, rec record) {
+	data, _ := json.Marshal(rec)
+	tmp := filepath.Join(dir, "."+name)
+	if err := os.WriteFile(tmp, data, 0o644); err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+		if err == nil {
+			return
+		}
+	}
+	fmt.Fprintln(os.Stderr, "stand-in: cannot write", name)
+	os.Exit(125)
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "TERM"
+	case syscall.SIGINT:
+		return "INT"
+	case syscall.SIGHUP:
+		return "HUP"
+	case syscall.SIGQUIT:
+		return "QUIT"
+	case syscall.SIGUSR1:
+		return "USR1"
+	case syscall.SIGUSR2:
+		return "USR2"
+	}
+	return s.String()
+}
