@@ -522,21 +522,45 @@ func mountsPath(c any, path string) bool {
 
 // pluginVolume checks that the directories NCCL loads its plugin from are
 // in the container: a volume is mounted there, or it is GKE's driver
-// directory, which the GPU device plugin mounts.
+// directory, which the GPU device plugin mounts. NCCL_PLUGIN_PATH is a
+// convention of some recipes, not a variable NCCL reads: NCCL opens
+// libnccl-net.so (or NCCL_NET_PLUGIN's library) through LD_LIBRARY_PATH,
+// so a plugin directory named there and not on LD_LIBRARY_PATH is not
+// loaded.
 func pluginVolume(o Object, pt podTemplate) []Finding {
 	var out []Finding
 	for i, c := range list(pt.spec, "containers") {
+		at := fmt.Sprintf("%s.containers[%d].env", pt.path, i)
+		libraryPath, setsLibraryPath := "", false
+		for _, e := range list(c, "env") {
+			if str(e, "name") == "LD_LIBRARY_PATH" {
+				libraryPath, setsLibraryPath = str(e, "value"), true
+			}
+		}
 		for _, e := range list(c, "env") {
 			name := str(e, "name")
 			if name != "NCCL_PLUGIN_PATH" && name != "NCCL_LIB_DIR" {
 				continue
 			}
 			for _, dir := range strings.Split(str(e, "value"), ":") {
-				if dir == "" || strings.HasPrefix(dir, "/usr/local/nvidia") || strings.Contains(dir, "$") || mountedUnder(c, dir) {
+				if dir == "" || strings.Contains(dir, "$") {
 					continue
 				}
-				out = append(out, objFinding("LR020", Error, o, fmt.Sprintf("%s.containers[%d].env", pt.path, i),
-					"%s names %s, but no volume is mounted there: NCCL finds no plugin and falls back to sockets; mount the plugin's volume (the installer's emptyDir, or the host's directory)", name, dir))
+				if !strings.HasPrefix(dir, "/usr/local/nvidia") && !mountedUnder(c, dir) {
+					out = append(out, objFinding("LR020", Error, o, at,
+						"%s names %s, but no volume is mounted there: NCCL finds no plugin and falls back to sockets; mount the plugin's volume (the installer's emptyDir, or the host's directory)", name, dir))
+					continue
+				}
+				// GKE's driver directory is on the GPU images' own path.
+				if name != "NCCL_PLUGIN_PATH" || strings.HasPrefix(dir, "/usr/local/nvidia") || slices.Contains(strings.Split(libraryPath, ":"), dir) {
+					continue
+				}
+				why := fmt.Sprintf("NCCL_PLUGIN_PATH names %s, which is not on LD_LIBRARY_PATH: NCCL reads no NCCL_PLUGIN_PATH; it loads its net plugin (libnccl-net.so, or NCCL_NET_PLUGIN's) through LD_LIBRARY_PATH, and falls back to sockets when it finds none; put %s first on LD_LIBRARY_PATH", dir, dir)
+				if setsLibraryPath {
+					out = append(out, objFinding("LR020", Error, o, at, "%s", why))
+				} else {
+					out = append(out, objFinding("LR020", Warning, o, at, "%s (unless the image's own LD_LIBRARY_PATH has it)", why))
+				}
 			}
 		}
 	}

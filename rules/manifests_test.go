@@ -91,6 +91,7 @@ func TestManifestRuleMessages(t *testing.T) {
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon gets no GPU device files",
 			"error LR020: Job/miswired: spec.template.spec.containers[1]: GPUDirect-TCPXO needs /dev/aperture_devices",
 			"error LR020: Job/miswired: spec.template.spec.containers[1].env: NCCL_PLUGIN_PATH names /usr/local/nccl-plugin/lib64, but no volume is mounted there",
+			"error LR020: Pod/gib-path: spec.containers[0].env: NCCL_PLUGIN_PATH names /usr/local/gib/lib64, which is not on LD_LIBRARY_PATH",
 			"error LR020: Job/miswired: spec.template.spec.containers[1].env: eth0 is among the GPUDirect data NICs",
 			"error LR020: Pod/bad-json: metadata.annotations.networking.gke.io/interfaces: is not a JSON list of interfaces",
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Master.template.spec: requests no EFA devices while spec.pytorchReplicaSpecs.Worker.template.spec does",

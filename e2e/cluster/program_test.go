@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -64,6 +65,57 @@ func TestParseFabricWrapper(t *testing.T) {
 		}
 		if gangs != 1 {
 			t.Errorf("%d gangs in %v, want 1", gangs, parseContainer(c))
+		}
+	}
+}
+
+// KubeRay pastes a rayStartParams value into its bash line as written:
+// plain JSON loses its quotes to bash, and ray start refuses it; the same
+// JSON in single quotes reaches it whole. The line is KubeRay v1.6's
+// (common/pod.go: ulimit, then ray start with the sorted --key=value
+// flags).
+func TestRayStartReadsResourcesAsBashPassesThem(t *testing.T) {
+	dir := t.TempDir()
+	if err := RayStandInDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	line := func(resources string) string {
+		return "ulimit -n 65536; ray start  --address=c-head-svc.ns.svc.cluster.local:6379  --block  --dashboard-agent-listen-port=52365  --memory=500000000000  --metrics-export-port=8080  --num-cpus=120  --resources=" + resources + " "
+	}
+	stmt := parseScript(line(`'{"neuron_cores":32}'`))[1]
+	if err := rayStart(dir, stmt.text); err != nil {
+		t.Errorf("single-quoted JSON: %v", err)
+	}
+	stmt = parseScript(line(`{"neuron_cores":32}`))[1]
+	err := rayStart(dir, stmt.text)
+	if err == nil {
+		t.Fatal("plain JSON, which bash strips of its quotes, passed")
+	}
+	t.Logf("refused as it should be: %v", err)
+	if err := rayStart("", stmt.text); err == nil {
+		t.Error("no stand-in, and the line passed")
+	}
+}
+
+// The dashboard takes a package URI as working_dir, never a directory of
+// the head: a RayJob in HTTPMode has no client to upload one.
+func TestDashboardRefusesLocalWorkingDir(t *testing.T) {
+	for env, ok := range map[string]bool{
+		`{}`: true,
+		`{"env_vars":{"PYTHONPATH":"/w:${PYTHONPATH}"}}`: true,
+		`{"working_dir":"gcs://_ray_pkg_abc.zip"}`:       true,
+		`{"working_dir":"s3://bucket/code.zip"}`:         true,
+		`{"working_dir":"/llama2_pretrain"}`:             false,
+		`{"working_dir":"."}`:                            false,
+		`{"working_dir":"s3://bucket/code"}`:             false,
+		`{"py_modules":["/src/mod"]}`:                    false,
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(env), &m); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkRuntimeEnv(m); (err == nil) != ok {
+			t.Errorf("%s: accepted %v, want %v (%v)", env, err == nil, ok, err)
 		}
 	}
 }

@@ -3,8 +3,10 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,14 +66,21 @@ func (d *rayDashboard) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case req.Method == http.MethodPost && p == "/api/jobs":
 		var body struct {
-			Entrypoint   string `json:"entrypoint"`
-			SubmissionID string `json:"submission_id"`
+			Entrypoint   string         `json:"entrypoint"`
+			SubmissionID string         `json:"submission_id"`
+			RuntimeEnv   map[string]any `json:"runtime_env"`
 		}
 		if err := json.NewDecoder(req.Body).Decode(&body); err != nil || body.SubmissionID == "" {
 			http.Error(w, "bad submission", http.StatusBadRequest)
 			return
 		}
-		d.submit(namespace, service, body.SubmissionID, body.Entrypoint)
+		// Ray accepts the submission and fails the job when its
+		// supervisor cannot take the runtime environment.
+		if err := checkRuntimeEnv(body.RuntimeEnv); err != nil {
+			d.fail(namespace, body.SubmissionID, "Failed to start supervisor actor "+body.SubmissionID+": "+err.Error())
+		} else {
+			d.submit(namespace, service, body.SubmissionID, body.Entrypoint)
+		}
 		json.NewEncoder(w).Encode(map[string]string{"job_id": body.SubmissionID, "submission_id": body.SubmissionID})
 	case strings.HasPrefix(p, "/api/jobs/") && strings.HasSuffix(p, "/stop") && req.Method == http.MethodPost:
 		id := strings.TrimSuffix(strings.TrimPrefix(p, "/api/jobs/"), "/stop")
@@ -119,6 +128,46 @@ func (d *rayDashboard) submit(namespace, service, id, entrypoint string) {
 		}
 		d.mu.Unlock()
 	}()
+}
+
+// fail records a job that failed as it was submitted.
+func (d *rayDashboard) fail(namespace, id, msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.jobs[namespace+"/"+id] == nil {
+		now := time.Now().UnixMilli()
+		d.jobs[namespace+"/"+id] = &rayJobRun{Status: "FAILED", JobID: id, Submitted: id, Start: now, End: now, Message: msg}
+	}
+}
+
+// checkRuntimeEnv applies Ray's rules for what a job submitted to the
+// dashboard directly may carry: working_dir and py_modules are URIs of
+// packages (a client such as `ray job submit` uploads a local directory
+// and sends its gcs:// URI; the dashboard uploads nothing), and a remote
+// package is a .zip or .whl (ray/_private/runtime_env/validation.py,
+// packaging.py).
+func checkRuntimeEnv(env map[string]any) error {
+	var uris []string
+	if wd, ok := env["working_dir"].(string); ok {
+		uris = append(uris, wd)
+	}
+	if mods, ok := env["py_modules"].([]any); ok {
+		for _, m := range mods {
+			if s, ok := m.(string); ok {
+				uris = append(uris, s)
+			}
+		}
+	}
+	for _, uri := range uris {
+		scheme, rest, ok := strings.Cut(uri, "://")
+		switch {
+		case !ok || !slices.Contains([]string{"gcs", "https", "http", "s3", "gs", "file", "azure", "abfss"}, scheme):
+			return fmt.Errorf("%s is not a valid URI. Passing directories or modules to be dynamically uploaded is only supported at the job level (i.e., passed to `ray.init`)", uri)
+		case scheme != "gcs" && !strings.HasSuffix(rest, ".zip") && !strings.HasSuffix(rest, ".whl"):
+			return fmt.Errorf("only .zip or .whl files are supported for remote URIs, got %s", uri)
+		}
+	}
+	return nil
 }
 
 // run runs an entrypoint in the head pod: its work needs every worker.

@@ -42,6 +42,9 @@ type Runtime struct {
 	// (pod UID -> its command): a rank of a gang run from init containers
 	// (the chart's fabric test) is there before its pod runs.
 	atGang map[types.UID]string
+	// RayStandIns is a directory whose `ray` checks the flags of the
+	// `ray start` lines KubeRay writes (RayStandInDir).
+	RayStandIns string
 }
 
 // Event is one thing a namespace's pods did, for reports and failures.
@@ -242,6 +245,17 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 		}
 		if !r.exec(ctx, p, c, operatorInit(c, p, r)) {
 			return
+		}
+	}
+	for _, c := range p.Spec.Containers {
+		for _, s := range parseContainer(c) {
+			if s.kind != server || !strings.Contains(s.text, "ray start") {
+				continue
+			}
+			if err := rayStart(r.RayStandIns, s.text); err != nil {
+				r.record(p, "container %s: ray start fails: %v", c.Name, err)
+				return
+			}
 		}
 	}
 	if err := r.annotate(ctx, p, "sim.llmrender.dev/init", "done"); err != nil {

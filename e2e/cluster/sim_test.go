@@ -18,6 +18,9 @@ import (
 var sim *Cluster
 
 func TestMain(m *testing.M) {
+	if os.Getenv(RayStandInEnv) != "" {
+		os.Exit(RunRayStandIn(os.Args[1:]))
+	}
 	tools, err := ToolsFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -32,9 +35,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(1)
 	}
+	standIns, err := os.MkdirTemp("", "ray-standin")
+	if err == nil {
+		err = RayStandInDir(standIns)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "the ray stand-in:", err)
+		sim.Stop()
+		os.Exit(1)
+	}
+	sim.Runtime.RayStandIns = standIns
 	fmt.Fprintf(os.Stderr, "simulated cluster up in %v (logs in %s)\n", time.Since(start).Round(time.Millisecond), sim.Dir)
 	code := m.Run()
 	sim.Stop()
+	os.RemoveAll(standIns)
 	os.Exit(code)
 }
 

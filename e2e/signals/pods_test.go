@@ -25,10 +25,15 @@ type unit struct {
 	dataMount string   // where the claim is mounted, or ""
 	dirs      []string // the other mount paths
 	programs  []string // stand-ins at absolute paths (the user's programs)
-	// files are what an image or an init container leaves for the
-	// command: the fabric's NCCL environment profile, which it sources.
-	files  []string
-	onPath []string // stand-ins found on PATH (the user's programs)
+	// files are what an image, an init container or the node's installer
+	// leaves for the command (path -> content): the fabric's NCCL
+	// environment profile, which it sources.
+	files map[string]string
+	// plugins are where the node's installer or the pod's init container
+	// puts the fabric's NCCL net plugin; they are there in modeFabric only.
+	plugins     []string
+	pluginRoots []string // the mount paths of the plugin's volumes
+	onPath      []string // stand-ins found on PATH (the user's programs)
 	// guard: the chart wrote the command and the container reads NCCL's
 	// INFO log, as the fabric guard does.
 	guard bool
@@ -61,13 +66,14 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 	}
 	progs := valuePrograms(res.Values)
 	profiles := envProfiles(res.Values)
+	workingDir, _ := dig(res.Values, "workload", "workingDir").(string)
 	var out []*unit
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
 		name, _ := dig(o.Doc, "metadata", "name").(string)
 		at := fmt.Sprintf("%s: %s/%s", render, kind, name)
 		if kind == "RayJob" {
-			out = append(out, rayUnits(at, o.Doc, progs)...)
+			out = append(out, rayUnits(at, o.Doc, progs, workingDir)...)
 			continue
 		}
 		walkPodSpecs(o.Doc, func(spec map[string]any) {
@@ -89,17 +95,38 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 		})
 	}
 	// The fabric's NCCL plugin comes with its environment profile, beside
-	// its libraries (NCCL_PLUGIN_PATH) or in their parent's scripts/.
+	// its libraries (lib64/) or in scripts/ beside them.
 	for _, u := range out {
-		for _, kv := range u.env {
-			if dir, ok := strings.CutPrefix(kv, "NCCL_PLUGIN_PATH="); ok {
-				for _, name := range profiles {
-					u.files = append(u.files, path.Join(dir, name), path.Join(path.Dir(dir), "scripts", name))
+		u.files = map[string]string{}
+		for _, root := range u.pluginRoots {
+			u.plugins = append(u.plugins, path.Join(root, "lib64", "libnccl-net.so"))
+			for _, name := range profiles {
+				text, ok := profileText[name]
+				if !ok {
+					t.Fatalf("catalog.fabrics names the NCCL environment profile %s, which the test does not know: add what it sets to profileText", name)
 				}
+				u.files[path.Join(root, "lib64", name)] = text
+				u.files[path.Join(root, "scripts", name)] = text
 			}
 		}
 	}
 	return out
+}
+
+// pluginVolumes are the volumes a fabric's NCCL plugin arrives in: the
+// node's directories its installer fills (mounted from the host), or the
+// pod's own that an init container fills.
+var pluginVolumes = map[string]bool{"hostPath:/home/kubernetes/bin/nvidia": true, "hostPath:/home/kubernetes/bin/gib": true, "emptyDir:nccl-plugin": true}
+
+// profileText is what the fabrics' NCCL environment profiles do that the
+// containers depend on. TCPXO's (google/nccl-plugin-gpudirect-tcpxo,
+// tcpxo_scripts/nccl-env-profile.sh) needs NCCL_LIB_DIR, puts it first on
+// LD_LIBRARY_PATH and exports NCCL_DEBUG=WARN among its settings. gIB's
+// set_nccl_env.sh is not published; what Google documents of it sets
+// chunk sizes and no log level.
+var profileText = map[string]string{
+	"nccl-env-profile.sh": ": \"${NCCL_LIB_DIR:?}\"\nexport LD_LIBRARY_PATH=\"${NCCL_LIB_DIR}:${LD_LIBRARY_PATH}\"\nexport NCCL_DEBUG=WARN NCCL_DEBUG_SUBSYS=INIT,NET,ENV,COLL,GRAPH NCCL_CROSS_NIC=0\n",
+	"set_nccl_env.sh":     "export NCCL_P2P_PCI_CHUNKSIZE=131072\n",
 }
 
 // envProfiles are the names of the fabrics' NCCL environment profiles
@@ -125,16 +152,26 @@ func newUnit(at, kind string, spec, c map[string]any, progs []string) *unit {
 		u.workDir = wd
 	}
 	claims := map[string]bool{}
+	plugins := map[string]bool{}
 	for _, v := range maps(spec["volumes"]) {
+		name := fmt.Sprint(v["name"])
 		if v["persistentVolumeClaim"] != nil {
-			claims[fmt.Sprint(v["name"])] = true
+			claims[name] = true
+		}
+		host, _ := dig(v, "hostPath", "path").(string)
+		if pluginVolumes["hostPath:"+host] || (v["emptyDir"] != nil && pluginVolumes["emptyDir:"+name]) {
+			plugins[name] = true
 		}
 	}
 	for _, m := range maps(c["volumeMounts"]) {
 		p := fmt.Sprint(m["mountPath"])
-		if claims[fmt.Sprint(m["name"])] {
+		switch name := fmt.Sprint(m["name"]); {
+		case claims[name]:
 			u.dataMount = p
-		} else {
+		case plugins[name]:
+			u.pluginRoots = append(u.pluginRoots, p)
+			fallthrough
+		default:
 			u.dirs = append(u.dirs, p)
 		}
 	}
@@ -242,7 +279,7 @@ func expand(s string, vals map[string]string) string {
 // (v1.6, BuildPod) gives a Ray container: its own command and args, when
 // it has them, joined, then "&&", then ulimit and the ray start command it
 // generates, run by /bin/bash -c; and the entrypoint.
-func rayUnits(at string, doc map[string]any, progs []string) []*unit {
+func rayUnits(at string, doc map[string]any, progs []string, workingDir string) []*unit {
 	var out []*unit
 	cluster, _ := dig(doc, "spec", "rayClusterSpec").(map[string]any)
 	groups := []map[string]any{}
@@ -293,13 +330,10 @@ func rayUnits(at string, doc map[string]any, progs []string) []*unit {
 		u.where = at + ": entrypoint"
 		u.kind = "RayJob/entrypoint"
 		u.argv = []string{"/bin/sh", "-c", ep}
-		if rt, ok := dig(doc, "spec", "runtimeEnvYAML").(string); ok {
-			for _, line := range strings.Split(rt, "\n") {
-				if wd, ok := strings.CutPrefix(strings.TrimSpace(line), "working_dir:"); ok {
-					u.workDir = strings.TrimSpace(wd)
-					u.dirs = append(append([]string{}, u.dirs...), u.workDir)
-				}
-			}
+		// The entrypoint changes to workload.workingDir, which the image
+		// (or the claim) has.
+		if workingDir != "" {
+			u.dirs = append(append([]string{}, u.dirs...), workingDir)
 		}
 		out = append(out, &u)
 	}

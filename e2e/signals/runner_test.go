@@ -70,10 +70,7 @@ for p in $progs; do
   mkdir -p "$r${p%/*}"
   ln -sf ` + inside + `/bin/stand-in "$r$p"
 done
-for f in $files; do
-  mkdir -p "$r${f%/*}"
-  [ -e "$r$f" ] || : > "$r$f"
-done
+cp -a "$files/." "$r/"
 exec unshare --root="$r" --wd="$wd" -- "$@"
 `
 
@@ -160,7 +157,29 @@ func (b *box) run(t *testing.T, u *unit, data, mode string, at int, sig syscall.
 		}
 	}
 	progs := append(append([]string{}, imagePrograms...), u.programs...)
-	args := []string{"-c", setup, "setup", scratch, b.bin, data, u.dataMount, u.workDir, strings.Join(u.dirs, "\n"), strings.Join(progs, "\n"), strings.Join(u.files, "\n")}
+	// What the image, its init containers or the node leave in the
+	// container's root; the fabric's plugin only in modeFabric.
+	files := scratch + ".files"
+	put := func(name, text string) {
+		if err := os.MkdirAll(filepath.Join(files, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(files, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(files, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range u.files {
+		put(name, text)
+	}
+	if mode == modeFabric {
+		for _, name := range u.plugins {
+			put(name, pluginNet)
+		}
+	}
+	args := []string{"-c", setup, "setup", scratch, b.bin, data, u.dataMount, u.workDir, strings.Join(u.dirs, "\n"), strings.Join(progs, "\n"), files}
 	cmd := exec.Command("/bin/sh", append(args, u.argv...)...)
 	cmd.Env = append(append([]string{}, u.env...),
 		envRecords+"="+inside+"/records", envMode+"="+mode, envAt+"="+strconv.Itoa(at), envStatus+"="+strconv.Itoa(standInStatus))
@@ -197,7 +216,7 @@ func (b *box) run(t *testing.T, u *unit, data, mode string, at int, sig syscall.
 		poll(polled)
 	case modeSocket:
 		poll(nil)
-	case modeSignal:
+	case modeSignal, modeFabric:
 		poll(func() bool { return started(fmt.Sprintf("start.%d", at)) || polled() })
 		if !done {
 			o.reached = true

@@ -260,6 +260,17 @@ func checkWorkload(t *testing.T, b *box, w workload) map[*unit][]verdict {
 			last := programs[u] - 1
 			o := b.run(t, u, from(u), modeSocket, last, 0)
 			out[u] = append(out[u], verdict{"NCCL's socket line", withOutput(checkGuard(o, last), o)})
+			// With the plugin where the node or the pod puts it, NCCL
+			// loads it from the container's environment (after the
+			// profile), and the guard lets the program run.
+			if len(u.plugins) > 0 {
+				o := b.run(t, u, from(u), modeFabric, last, syscall.SIGTERM)
+				err := checkSignal(o, last, "TERM")
+				if net := o.records[fmt.Sprintf("start.%d", last)].Net; net != pluginNet {
+					err = fmt.Errorf("NCCL found no net plugin on LD_LIBRARY_PATH (it chose %q), though the plugin is where the fabric puts it (%s)", net, strings.Join(u.plugins, ", "))
+				}
+				out[u] = append(out[u], verdict{"NCCL loads the fabric's plugin", withOutput(err, o)})
+			}
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -18,7 +19,7 @@ import (
 // environment sets.
 const (
 	envRecords = "LLMRENDER_STANDIN"        // the records directory, as the container sees it
-	envMode    = "LLMRENDER_STANDIN_MODE"   // modeComplete, modeSignal or modeSocket
+	envMode    = "LLMRENDER_STANDIN_MODE"   // modeComplete, modeSignal, modeSocket or modeFabric
 	envAt      = "LLMRENDER_STANDIN_AT"     // the program (0, 1, ...) that waits; the ones before it end at once
 	envStatus  = "LLMRENDER_STANDIN_STATUS" // what the waiting program exits with after a signal
 )
@@ -29,13 +30,21 @@ const (
 	modeComplete = "complete"
 	// modeSignal: program envAt waits for a signal.
 	modeSignal = "signal"
-	// modeSocket: program envAt prints the line NCCL logs when it falls
-	// back to sockets, then waits for a signal.
+	// modeSocket: program envAt starts NCCL as NCCL does (it loads its
+	// net plugin from LD_LIBRARY_PATH and says at INFO which network it
+	// uses), with no plugin in the container: it falls back to sockets.
+	// Then it waits for a signal.
 	modeSocket = "socket"
+	// modeFabric: the same, with the fabric's plugin where the node's
+	// installer or the pod's init container puts it.
+	modeFabric = "fabric"
 )
 
 // socketLine is what NCCL prints when it chooses its socket transport.
 const socketLine = "llm-0:42:42 [0] NCCL INFO Using network Socket"
+
+// pluginNet is the network of the stand-in plugin (the file's content).
+const pluginNet = "Fabric"
 
 // standInStatus is what a stand-in exits with after a signal: neither 0
 // nor a status a shell makes up (1, 2, 126, 127, 128+n).
@@ -53,6 +62,8 @@ type record struct {
 	// keeps it ignored, as Python does.
 	IntIgnored bool   `json:"intIgnored"`
 	Signal     string `json:"signal,omitempty"`
+	// Net is the network NCCL chose (modeSocket, modeFabric).
+	Net string `json:"net,omitempty"`
 }
 
 // standIn is the program a stand-in runs; it returns its exit status.
@@ -81,12 +92,16 @@ func standIn() int {
 	n := claim(dir)
 	at, _ := strconv.Atoi(os.Getenv(envAt))
 	mode := os.Getenv(envMode)
+	nccl := (mode == modeSocket || mode == modeFabric) && n == at
+	if nccl {
+		rec.Net = ncclNet()
+	}
 	writeRecord(dir, fmt.Sprintf("start.%d", n), rec)
 	if mode == modeComplete || n < at {
 		return 0
 	}
-	if mode == modeSocket {
-		fmt.Println(socketLine)
+	if debug := strings.ToUpper(os.Getenv("NCCL_DEBUG")); nccl && (debug == "INFO" || debug == "TRACE") {
+		fmt.Println(strings.TrimSuffix(socketLine, "Socket") + rec.Net)
 	}
 	s := <-ch
 	rec.Signal = signalName(s.(syscall.Signal))
@@ -96,6 +111,35 @@ func standIn() int {
 		status = standInStatus
 	}
 	return status
+}
+
+// ncclNet is the network NCCL uses: its net plugin's, when it finds the
+// plugin library as NCCL opens it (dlopen, so on LD_LIBRARY_PATH): the
+// library NCCL_NET_PLUGIN names (as given, or libnccl-net-NAME.so), or
+// libnccl-net.so; otherwise its own socket transport (nccl
+// src/plugin/plugin_open.cc).
+func ncclNet() string {
+	names := []string{"libnccl-net.so"}
+	if p := os.Getenv("NCCL_NET_PLUGIN"); p != "" {
+		names = []string{p, "libnccl-net-" + p + ".so"}
+	}
+	for _, name := range names {
+		candidates := []string{name}
+		if !strings.Contains(name, "/") {
+			candidates = nil
+			for _, d := range strings.Split(os.Getenv("LD_LIBRARY_PATH"), ":") {
+				if d != "" {
+					candidates = append(candidates, filepath.Join(d, name))
+				}
+			}
+		}
+		for _, c := range candidates {
+			if data, err := os.ReadFile(c); err == nil {
+				return strings.TrimSpace(string(data))
+			}
+		}
+	}
+	return "Socket"
 }
 
 // claim returns the number of this program in the order of starts.

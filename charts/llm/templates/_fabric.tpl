@@ -121,13 +121,16 @@ release's image, or from the host, where the cluster's installer put it
 {{- else -}}
 {{- $mounts = append $mounts (dict "name" "nvidia" "mountPath" "/usr/local/nvidia") -}}
 {{- end -}}
-{{- if eq .kind "gpudirect-rdma" -}}
-{{- $env = append $env (dict "name" "NCCL_PLUGIN_PATH" "value" $dir) -}}
-{{- $_ := set $out "profile" (printf "%s/scripts/%s" (dir $dir) (get $f "envProfile")) -}}
-{{- else -}}
+{{- /* NCCL loads its net plugin (libnccl-net.so) with dlopen, so through
+LD_LIBRARY_PATH: the plugin's directory goes first (NCCL has no plugin
+path variable of its own). TCPXO's profile needs NCCL_LIB_DIR; gIB's
+lives in scripts/ beside lib64/. */ -}}
 {{- $env = append $env (dict "name" "LD_LIBRARY_PATH" "value" (ternary "/usr/local/nvidia/lib64" (printf "%s:/usr/local/nvidia/lib64" $dir) (eq $dir "/usr/local/nvidia/lib64"))) -}}
 {{- with (get $f "envProfile") -}}
-{{- $env = concat $env (list (dict "name" "NCCL_PLUGIN_PATH" "value" $dir) (dict "name" "NCCL_LIB_DIR" "value" $dir)) -}}
+{{- if eq $.kind "gpudirect-rdma" -}}
+{{- $_ := set $out "profile" (printf "%s/scripts/%s" (dir $dir) .) -}}
+{{- else -}}
+{{- $env = append $env (dict "name" "NCCL_LIB_DIR" "value" $dir) -}}
 {{- $_ := set $out "profile" (printf "%s/%s" $dir .) -}}
 {{- end -}}
 {{- end -}}
@@ -220,7 +223,16 @@ succeed, not exec'd).
 {{- $f := .fabric -}}
 {{- $lines := list -}}
 {{- /* The vendors' profiles are not written for set -u. */ -}}
-{{- if and (get . "profile") $f.profile }}{{ $lines = append $lines (printf "set +u; . %s" (include "llm.sh.quote" $f.profile)) }}{{ end -}}
+{{- /* The container's own NCCL_DEBUG and NCCL_DEBUG_SUBSYS (the guard's
+INFO, or the user's) win over the profile's: TCPXO's exports WARN, at
+which NCCL never says which network it chose. */ -}}
+{{- if and (get . "profile") $f.profile -}}
+{{- $lines = concat $lines (list
+  "llm_debug=${NCCL_DEBUG-} llm_subsys=${NCCL_DEBUG_SUBSYS-}"
+  (printf "set +u; . %s" (include "llm.sh.quote" $f.profile))
+  "[ -z \"$llm_debug\" ] || export NCCL_DEBUG=\"$llm_debug\""
+  "[ -z \"$llm_subsys\" ] || export NCCL_DEBUG_SUBSYS=\"$llm_subsys\"") -}}
+{{- end -}}
 {{- if $f.guard -}}
 {{- $stop := printf "llmrender: NCCL chose its socket transport instead of %s: the fabric is not working on this node; stopping (fabric.guard)" $f.net -}}
 {{- $lines = concat $lines (list
