@@ -456,11 +456,30 @@ func jobSetPolicies(objs []Object) []Finding {
 	return out
 }
 
-// LR004: PET_RDZV_* exist only when the PyTorchJob is elastic.
+// LR004: PET_RDZV_* exist only when the PyTorchJob is elastic; and a
+// replica that restarts in place under runPolicy.backoffLimit 0 never
+// does: the training operator adds up the container restarts of all the
+// job's pods and fails the job when the sum reaches backoffLimit, at the
+// first restart for 0 (pkg/core/job.go, pastBackoffLimit).
 func petWithoutElastic(objs []Object) []Finding {
 	var out []Finding
 	for _, o := range objs {
-		if o.kind() != "PyTorchJob" || get(o.Doc, "spec", "elasticPolicy") != nil {
+		if o.kind() != "PyTorchJob" {
+			continue
+		}
+		if get(o.Doc, "spec", "runPolicy", "backoffLimit") != nil && integer(o.Doc, "spec", "runPolicy", "backoffLimit") == 0 {
+			for _, role := range values.SortedKeys(mapAt(o.Doc, "spec", "pytorchReplicaSpecs")) {
+				policy := str(get(o.Doc, "spec", "pytorchReplicaSpecs", role), "restartPolicy")
+				if policy == "" {
+					policy = "OnFailure" // the operator's default
+				}
+				if policy != "Never" {
+					out = append(out, objFinding("LR004", Warning, o, "spec.pytorchReplicaSpecs."+role+".restartPolicy",
+						"restartPolicy %s under runPolicy.backoffLimit 0: the training operator fails the whole job at the first container restart (it counts the restarts of all the job's pods against backoffLimit), so nothing is ever restarted; use restartPolicy Never, or a backoffLimit above 0", policy))
+				}
+			}
+		}
+		if get(o.Doc, "spec", "elasticPolicy") != nil {
 			continue
 		}
 		for _, pt := range podTemplates(o) {

@@ -78,7 +78,7 @@ func TestManifestRuleMessages(t *testing.T) {
 		"LR001-bad.yaml": {"error LR001: Pod/p: spec.containers[0]: torchrun starts 4 processes per node but the container gets 8 x nvidia.com/gpu (8 processes expected)"},
 		"LR002-bad.yaml": {"error LR002: Job/j: volumes: 2 pods that can run on different nodes (Job/j) mount claim data, which is ReadWriteOnce and attaches to one node at a time"},
 		"LR003-bad.yaml": {"error LR003: Job/j: spec.backoffLimit: backoffLimit is 3", "error LR003: Job/j: spec.template.spec.subdomain: subdomain nope names no headless Service"},
-		"LR004-bad.yaml": {"error LR004: PyTorchJob/pt: spec.pytorchReplicaSpecs.Worker.template.spec: container pytorch uses PET_RDZV_*"},
+		"LR004-bad.yaml": {"error LR004: PyTorchJob/pt: spec.pytorchReplicaSpecs.Worker.template.spec: container pytorch uses PET_RDZV_*", "warning LR004: PyTorchJob/restarts: spec.pytorchReplicaSpecs.Worker.restartPolicy: restartPolicy OnFailure under runPolicy.backoffLimit 0"},
 		"LR005-bad.yaml": {"error LR005: RayJob/rj: spec.ttlSecondsAfterFinished: ttlSecondsAfterFinished needs shutdownAfterJobFinishes: true", `RayCluster rc is in namespace "ray" but the RayJob is in "train"`},
 		"LR006-bad.yaml": {"replicas 2, minReplicas 1, maxReplicas 2", "the cluster requests cpu 246 but queue q allows 100", "the cluster requests memory 910Gi but queue q allows 500Gi"},
 		"LR007-bad.yaml": {"error LR007: Pod/p: spec.containers[0]: memory limit 32Gi is below the /dev/shm size 64Gi"},

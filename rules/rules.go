@@ -66,7 +66,7 @@ var All = []Rule{
 	{"LR001", "process count per node (torchrun --nproc_per_node) differs from the devices requested, or from the model-parallel size a Meta checkpoint needs"},
 	{"LR002", "pods that can run on different nodes share a volume that only one node can mount (ReadWriteOnce or node-local storage)"},
 	{"LR003", "an Indexed Job for several nodes lacks its headless Service or pod subdomain, or retries (backoffLimit > 0)"},
-	{"LR004", "a PyTorchJob uses PET_RDZV_* without elasticPolicy, so the variables are never set"},
+	{"LR004", "a PyTorchJob uses PET_RDZV_* without elasticPolicy, so the variables are never set; or restarts in place under backoffLimit 0, which fails it at the first restart"},
 	{"LR005", "a RayJob sets ttlSecondsAfterFinished without shutdownAfterJobFinishes, or selects a RayCluster in another namespace"},
 	{"LR006", "a gang-scheduled Ray worker group is not fixed size (minReplicas = maxReplicas = replicas), or the Volcano queue cannot hold the cluster"},
 	{"LR007", "a multi-device pod has no /dev/shm memory volume, or its memory limit is below the /dev/shm size"},
