@@ -104,6 +104,9 @@ release's image, or from the host, where the cluster's installer put it
 {{- $root := ternary "/usr/local/gib" "/usr/local/nccl-plugin" (eq .kind "gpudirect-rdma") -}}
 {{- $dir = printf "%s/lib64" $root -}}
 {{- $from := get (dict "gpudirect-tcpxo" "/var/lib/tcpxo" "gpudirect-rdma" "/var/lib/gib") .kind -}}
+{{- /* gIB's installer also puts the NCCL it is qualified with in lib64
+(--install-nccl), as Google's serving recipes do: first on LD_LIBRARY_PATH,
+it is the NCCL PyTorch and vLLM load in place of the one they ship. */ -}}
 {{- $install := ternary "/scripts/container_entry.sh install" "/scripts/container_entry.sh install --install-nccl" (eq .kind "gpudirect-rdma") -}}
 {{- $volumes = append $volumes (dict "name" "nccl-plugin" "emptyDir" dict) -}}
 {{- $mounts = append $mounts (dict "name" "nccl-plugin" "mountPath" $root) -}}
