@@ -141,11 +141,7 @@ func computeLine(c Compute) string {
 	if c.Resource == "" {
 		return fmt.Sprintf("%s, no accelerator; %s", plural(c.Nodes, "node"), plural(c.WorldSize, "process"))
 	}
-	s := fmt.Sprintf("%d node(s) x %d %s = %d device(s); world size %d", c.Nodes, c.DevicesPerNode, c.Resource, c.Devices, c.WorldSize)
-	if c.WorldSize != c.Devices {
-		s += fmt.Sprintf(" (one process per NeuronCore, %d per Trainium chip)", c.WorldSize/max(c.Devices, 1))
-	}
-	return s
+	return fmt.Sprintf("%d node(s) x %d %s = %d device(s); world size %d (%s)", c.Nodes, c.DevicesPerNode, c.Resource, c.Devices, c.WorldSize, c.Launch)
 }
 
 // fitLine is the memory fit; accelerator tells whether the memory is the

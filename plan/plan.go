@@ -58,6 +58,7 @@ type Compute struct {
 	Resource       string `json:"resource,omitempty"`
 	Devices        int64  `json:"devices"`   // nodes x devices per node
 	WorldSize      int64  `json:"worldSize"` // processes: one per GPU, one per NeuronCore (two per Trainium chip)
+	Launch         string `json:"launch"`    // who starts them
 }
 
 // Fabric is how the run's nodes exchange data, and at what bandwidth.
@@ -136,16 +137,15 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Release: release, Namespace: namespace, Storage: []Claim{}, Findings: []Finding{}}
-	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil {
+	w, _ := rules.NewWorkload(res.Values, res.Positions)
+	if w != nil {
 		p.Model, p.Accelerator, p.Mode, p.Type = w.ModelName, w.Profile, w.Mode, w.Type
 		res, _ := w.Acc["resource"].(string)
-		p.Compute = Compute{Nodes: w.Nodes, DevicesPerNode: w.Devices, Resource: res, Devices: w.Nodes * w.Devices}
-		p.Compute.WorldSize = p.Compute.Devices
-		switch {
-		case res == "aws.amazon.com/neuron":
-			p.Compute.WorldSize *= w.NeuronCoresPerDevice()
-		case res == "":
-			p.Compute.Devices, p.Compute.DevicesPerNode, p.Compute.WorldSize = 0, 0, w.Nodes
+		ranks := w.Ranks()
+		p.Compute = Compute{Nodes: w.Nodes, DevicesPerNode: w.Devices, Resource: res, Devices: w.Nodes * w.Devices,
+			WorldSize: ranks.WorldSize, Launch: ranks.Launch}
+		if res == "" {
+			p.Compute.Devices, p.Compute.DevicesPerNode = 0, 0
 		}
 		if f := w.Facts(); f.Transformer() {
 			p.ModelFacts = &ModelFacts{Facts: f, KVCacheDtype: w.KVCacheDtype(), KVBytesPerToken: f.KVBytesPerToken(w.KVCacheBytes()), Source: w.FactsSource()}
@@ -157,7 +157,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		}
 	}
 	p.Storage = claims(objs)
-	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && w.ClaimSized() {
+	if w != nil && w.ClaimSized() {
 		for i := range p.Storage {
 			if !p.Storage[i].Existing {
 				p.Storage[i].SizedFor = w.ClaimNeed().String()
@@ -167,7 +167,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	p.Steps = steps(objs)
 	// The fabric, when the workload spans nodes of a machine that has one
 	// (wired or not: a reviewer needs both) or its pods carry it on one.
-	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && str(w.Acc, "fabric") != "" && (w.Nodes > 1 || carryFabric(p.Steps)) {
+	if w != nil && str(w.Acc, "fabric") != "" && (w.Nodes > 1 || carryFabric(p.Steps)) {
 		p.Fabric = fabricOf(w, p.Steps)
 	}
 	p.Queue = queueOf(objs)
@@ -175,14 +175,14 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		p.Peak += together(s.Pods)
 	}
 	checkpoint := 0.0
-	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil {
+	if w != nil {
 		checkpoint, _ = w.Model["checkpointBytes"].(float64)
 		if n, ok := w.Model["checkpointBytes"].(int64); ok {
 			checkpoint = float64(n)
 		}
 	}
 	held(p.Steps, p.Peak, checkpoint)
-	if w, _ := rules.NewWorkload(res.Values, res.Positions); w != nil && w.Mode == "serve" {
+	if w != nil && w.Mode == "serve" {
 		p.Serve = serveOf(w, objs, namespace, checkpoint)
 	}
 	for _, f := range res.Warnings {

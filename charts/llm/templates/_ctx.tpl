@@ -80,6 +80,9 @@ with LoRA). rules.ClaimNeed computes the same. */ -}}
 {{- $sizeGi := mul 50 (div (add $claimBytes (sub $fifty 1)) $fifty) -}}
 {{- /* The program the run starts: the script, or the mode's default. */ -}}
 {{- $program := $v.workload.script | default (get (dict "mpijob" $v.mpi.program "rayjob" "train.py") $mode) -}}
+{{- /* How a launcher that is not torchrun (mpirun, Ray's entrypoint) starts
+it: a Python file by the interpreter, anything else as an executable. */ -}}
+{{- $programCommand := ternary (list "python3" $program) (list $program) (hasSuffix ".py" $program) -}}
 {{- /* The steps before the run, in order. */ -}}
 {{- $steps := list -}}
 {{- $after := "" -}}
@@ -149,6 +152,7 @@ serviceAccount: {{ $v.serviceAccount.name | default (ternary (printf "%s-sa" $na
 cpu: {{ $v.workload.cpu | default (printf "%d" (max 1 (div (mul (int $a.cpuPerNode) $devices) (int $a.devicesPerNode)))) | quote }}
 memory: {{ $v.workload.memory | default (printf "%dGi" (max 1 (div (mul (int $a.memoryPerNodeGi) $devices) (int $a.devicesPerNode)))) | quote }}
 program: {{ $program | quote }}
+programCommand: {{ toJson $programCommand }}
 image: {{ $image | quote }}
 profileImage: {{ $profileImage | quote }}
 steps: {{ toJson $steps }}

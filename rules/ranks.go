@@ -1,0 +1,95 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmrender/llmrender/values"
+)
+
+// What each mode starts of the user's program, and so the world size the
+// processes agree on. torchrun (job, indexed-job, pytorchjob, jobset,
+// trainjob) starts one process per device (per logical NeuronCore on
+// Trainium) on each node. mpirun (mpijob) starts mpi.slotsPerWorker
+// copies of the program on each worker: with one slot the program is a
+// per-node launcher (a script that starts the node's processes, as
+// neuronx-nemo-megatron's llama_7b.sh runs torchrun), with one slot per
+// device each copy is a rank. Ray's entrypoint runs the program once, on
+// the head, and it starts the Ray train workers.
+
+// Ranks is how the run's processes are started.
+type Ranks struct {
+	WorldSize int64
+	// Launch says who starts them, for the plan.
+	Launch string
+}
+
+// Ranks derives the world size of the run's program.
+func (w *Workload) Ranks() Ranks {
+	procs := w.ProcsPerNode()
+	per := "device"
+	if w.NeuronCoresPerDevice() > 1 || strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
+		per = "NeuronCore"
+	}
+	switch {
+	case str(w.Acc, "resource") == "":
+		return Ranks{w.Nodes, "one process per node"}
+	case w.Mode == "mpijob":
+		slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
+		program := w.MPIProgram()
+		if slots == 1 && !strings.HasSuffix(program, ".py") {
+			return Ranks{w.Nodes * procs, fmt.Sprintf("mpirun starts %s once on each of %s, which starts one process per %s", program, workers(w.Nodes), per)}
+		}
+		return Ranks{w.Nodes * slots, fmt.Sprintf("mpirun starts %s on %d slot(s) of each of %s", program, slots, workers(w.Nodes))}
+	case w.Mode == "rayjob":
+		workers := integer(w.V, "ray", "workers")
+		if workers <= 0 {
+			workers = w.Nodes * procs
+		}
+		return Ranks{workers, fmt.Sprintf("Ray train workers, one per %s", per)}
+	}
+	return Ranks{w.Nodes * procs, "one process per " + per}
+}
+
+// MPIProgram is what mpirun starts on every slot: workload.script, or
+// mpi.program.
+func (w *Workload) MPIProgram() string {
+	if s := str(w.V, "workload", "script"); s != "" {
+		return s
+	}
+	return str(w.V, "mpi", "program")
+}
+
+// LR012: mpirun starts the program on each slot; a Python program is one
+// process, so one slot on a node of several devices leaves all but one
+// idle, and slots that are neither one (a per-node launcher) nor one per
+// device make a world size the devices do not divide into.
+func mpiRanks(w *Workload, pos *values.Positions) []Finding {
+	if w.Mode != "mpijob" || str(w.Acc, "resource") == "" {
+		return nil
+	}
+	slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
+	procs := w.ProcsPerNode()
+	program := w.MPIProgram()
+	at0 := "/mpi/program"
+	if str(w.V, "workload", "script") != "" {
+		at0 = "/workload/script"
+	}
+	per := "device"
+	if strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
+		per = "NeuronCore"
+	}
+	switch {
+	case strings.HasSuffix(program, ".py") && slots != procs:
+		return []Finding{at(pos, "LR012", Error, at0, fmt.Sprintf(
+			"mpirun starts python3 %s on %d slot(s) of each worker, one process each, and a node has %d %ss: %d of them would train. Set mpi.slotsPerWorker: %d (one rank per %s), or name a per-node launcher script instead (a shell script that runs torchrun --nproc_per_node=%d, as neuronx-nemo-megatron's llama_7b.sh does)",
+			program, slots, procs, per, slots, procs, per, procs))}
+	case slots > 1 && slots != procs:
+		return []Finding{at(pos, "LR012", Warning, "/mpi/slotsPerWorker", fmt.Sprintf(
+			"%d slots on each worker start %d ranks in all, while the %s have %d %ss each: use 1 (%s starts the node's processes) or %d (one rank per %s)",
+			slots, slots*w.Nodes, workers(w.Nodes), procs, per, program, procs, per))}
+	}
+	return nil
+}
+
+func workers(n int64) string { return fmt.Sprintf("%d worker(s)", n) }
