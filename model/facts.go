@@ -176,6 +176,32 @@ func (f Facts) WeightBytes() float64 {
 // MoE tells whether the model routes tokens to experts.
 func (f Facts) MoE() bool { return f.Experts > 1 }
 
+// ExpertParams are the parameters of the routed experts, which expert
+// parallelism spreads over the devices; the rest (attention, embeddings,
+// dense and shared layers) every data-parallel rank holds whole. A token
+// goes through expertsPerToken of the experts, so params = shared +
+// experts and activeParams = shared + experts x expertsPerToken / experts.
+func (f Facts) ExpertParams() int64 {
+	if !f.MoE() || f.ExpertsPerToken <= 0 || f.ExpertsPerToken >= f.Experts {
+		return 0
+	}
+	routed := float64(f.Params-f.ActiveParams) / (1 - float64(f.ExpertsPerToken)/float64(f.Experts))
+	return min(f.Params, int64(math.Round(routed)))
+}
+
+// WeightBytesSplit is WeightBytes in the part every data-parallel rank
+// holds and the routed experts, in proportion to their parameters (a
+// checkpoint that quantizes only its experts, as gpt-oss's MXFP4 does,
+// keeps a larger share in the first part than this says).
+func (f Facts) WeightBytesSplit() (shared, experts float64) {
+	total := f.WeightBytes()
+	if f.Params <= 0 {
+		return total, 0
+	}
+	experts = math.Round(total * float64(f.ExpertParams()) / float64(f.Params))
+	return total - experts, experts
+}
+
 // Check refuses facts no model has, naming the field.
 func (f Facts) Check() error {
 	for _, c := range []struct {

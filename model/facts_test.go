@@ -102,3 +102,27 @@ func TestEntryRoundTrips(t *testing.T) {
 		t.Errorf("entry %v reads back as %+v, not %+v", e, g, f)
 	}
 }
+
+// The routed experts' parameters follow from the total and active counts:
+// Qwen3-235B-A22B (128 experts, 8 a token) and DeepSeek-V3 (256, 8), by
+// hand; a dense model has none.
+func TestExpertParams(t *testing.T) {
+	for _, c := range []struct {
+		f    Facts
+		want int64
+	}{
+		// 235e9 = s + e, 22e9 = s + e/16: e = 213e9 x 16/15.
+		{Facts{Params: 235e9, ActiveParams: 22e9, Experts: 128, ExpertsPerToken: 8}, 227_200_000_000},
+		// 671e9 = s + e, 37e9 = s + e/32: e = 634e9 x 32/31.
+		{Facts{Params: 671e9, ActiveParams: 37e9, Experts: 256, ExpertsPerToken: 8}, 654_451_612_903},
+		{Facts{Params: 8e9, ActiveParams: 8e9}, 0},
+	} {
+		if got := c.f.ExpertParams(); got != c.want {
+			t.Errorf("%+v: %d expert parameters, want %d", c.f, got, c.want)
+		}
+		shared, experts := c.f.WeightBytesSplit()
+		if shared+experts != float64(2*c.f.Params) || experts != float64(2*c.want) {
+			t.Errorf("%+v: split %g + %g, want %g experts of %d", c.f, shared, experts, float64(2*c.want), 2*c.f.Params)
+		}
+	}
+}

@@ -27,11 +27,14 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"download.enabled=false,serving.autoscaling.kind=hpa,serving.autoscaling.maxReplicas=3",
 		"serving.replicas=2,serving.startupMinutes=42,serving.maxModelLen=4096",
 		"serving.kvCacheDtype=fp8,serving.expertParallel=on,serving.maxModelLen=16384",
+		"serving.dataParallelAttention=on",
+		"serving.dataParallelAttention=off,serving.engine=sglang",
 	}
 	compared, refused := 0, map[string]int{}
 	// Dense, GQA with a head_dim of its own (qwen3-8b), MoE with sliding
-	// windows and MXFP4 weights (gpt-oss-20b), MoE (qwen3-30b-a3b).
-	for _, model := range []string{"tinyllama-1.1b", "llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b"} {
+	// windows and MXFP4 weights (gpt-oss-20b), MoE (qwen3-30b-a3b), MoE with
+	// MLA and FP8 weights (deepseek-v3: data-parallel attention on its own).
+	for _, model := range []string{"tinyllama-1.1b", "llama-3.1-8b-instruct", "llama-3.1-70b-instruct", "qwen3-8b", "gpt-oss-20b", "qwen3-30b-a3b", "deepseek-v3"} {
 		for _, acc := range accels {
 			for _, nodes := range []int{1, 2} {
 				for _, variant := range variants {
@@ -108,11 +111,18 @@ func compareServer(t *testing.T, set string, res *Result) {
 		t.Errorf("%s: image %v rendered, the rules say %s", set, server["image"], s.Image)
 	}
 	argv := fmt.Sprint(server["command"])
-	tp, pp := "--tensor-parallel-size=", "--pipeline-parallel-size="
+	// SGLang's tensor-parallel size is every device, its running requests
+	// those of every data-parallel rank; vLLM's are per rank.
+	tp, pp, seqs, tpSize, seqsWant := "--tensor-parallel-size=", "--pipeline-parallel-size=", "--max-num-seqs=", s.TP, s.MaxNumSeqs
+	dpFlag := fmt.Sprintf("--data-parallel-size=%d", s.DP)
 	if s.Engine == "sglang" {
-		tp, pp = "--tp-size=", "--pp-size="
+		tp, pp, seqs, tpSize, seqsWant = "--tp-size=", "--pp-size=", "--max-running-requests=", s.TP*s.DP, s.MaxNumSeqs*s.DP
+		dpFlag = fmt.Sprintf("--dp-size=%d --enable-dp-attention", s.DP)
 	}
-	for flag, want := range map[string]int64{tp: s.TP, pp: s.PP, "--max-model-len=": s.MaxModelLen, "--context-length=": s.MaxModelLen} {
+	if strings.Contains(argv, dpFlag) != s.DataParallelAttention {
+		t.Errorf("%s: data-parallel attention %v (%d ranks) in the rules, the command: %s", set, s.DataParallelAttention, s.DP, argv)
+	}
+	for flag, want := range map[string]int64{tp: tpSize, pp: s.PP, seqs: seqsWant, "--max-model-len=": s.MaxModelLen, "--context-length=": s.MaxModelLen} {
 		if (flag == "--max-model-len=") == (s.Engine == "sglang") {
 			continue
 		}
@@ -122,7 +132,7 @@ func compareServer(t *testing.T, set string, res *Result) {
 	}
 	epFlag := "--enable-expert-parallel"
 	if s.Engine == "sglang" {
-		epFlag = fmt.Sprintf("--ep-size=%d", s.TP)
+		epFlag = fmt.Sprintf("--ep-size=%d", s.TP*s.DP)
 	}
 	if strings.Contains(argv, epFlag) != s.ExpertParallel {
 		t.Errorf("%s: expert parallel %v in the rules, the command: %s", set, s.ExpertParallel, argv)

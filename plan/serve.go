@@ -17,6 +17,11 @@ type Serve struct {
 	NodesPerServer   int64  `json:"nodesPerServer"`
 	TensorParallel   int64  `json:"tensorParallel"`
 	PipelineParallel int64  `json:"pipelineParallel"`
+	// DataParallel is the ranks that run attention each on their own
+	// sequences (data-parallel attention), 1 otherwise; ExpertParallel
+	// tells whether the experts spread over the devices.
+	DataParallel   int64 `json:"dataParallel"`
+	ExpertParallel bool  `json:"expertParallel"`
 	// Autoscaling names the autoscaler and what it watches, "" without one.
 	Autoscaling string `json:"autoscaling,omitempty"`
 	// Endpoint is the OpenAI API's base URL inside the cluster (the
@@ -33,7 +38,7 @@ type Serve struct {
 func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoint float64) *Serve {
 	s := w.Server()
 	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: w.Nodes,
-		TensorParallel: s.TP, PipelineParallel: s.PP, Model: s.ServedName, StartupMinutes: s.StartupMinutes}
+		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes}
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
 		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
@@ -91,8 +96,15 @@ func serveLine(s *Serve, c Compute) string {
 	if c.Resource == "" {
 		return fmt.Sprintf("%s x %s, no accelerator; tensor parallel %d x pipeline parallel %d", plural(s.Replicas, "server"), plural(s.NodesPerServer, "node"), s.TensorParallel, s.PipelineParallel)
 	}
-	return fmt.Sprintf("%s x (%d node(s) x %d %s) = %d device(s); tensor parallel %d x pipeline parallel %d per server",
-		plural(s.Replicas, "server"), s.NodesPerServer, c.DevicesPerNode, c.Resource, s.Replicas*c.Devices, s.TensorParallel, s.PipelineParallel)
+	parallel := fmt.Sprintf("tensor parallel %d x pipeline parallel %d", s.TensorParallel, s.PipelineParallel)
+	if s.DataParallel > 1 {
+		parallel = fmt.Sprintf("data-parallel attention on %d ranks (a KV cache each)", s.DataParallel)
+	}
+	if s.ExpertParallel {
+		parallel += fmt.Sprintf(", experts spread over %d devices", s.TensorParallel*s.DataParallel)
+	}
+	return fmt.Sprintf("%s x (%d node(s) x %d %s) = %d device(s); %s per server",
+		plural(s.Replicas, "server"), s.NodesPerServer, c.DevicesPerNode, c.Resource, s.Replicas*c.Devices, parallel)
 }
 
 // serverLines are the plan's lines about a server, label first.

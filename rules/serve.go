@@ -51,6 +51,13 @@ type Server struct {
 	// tensor-parallel devices (serving.expertParallel; auto: a MoE model
 	// on several devices).
 	ExpertParallel bool
+	// DataParallelAttention: every device of the server runs attention on
+	// its own sequences, with its own KV cache, and the experts spread
+	// over all of them (serving.dataParallelAttention; auto: a MoE model
+	// on several GPUs whose attention is MLA, or that spans nodes). DP is
+	// then the server's devices, and TP and PP are 1; DP is 1 otherwise.
+	DataParallelAttention bool
+	DP                    int64
 	// StartupMinutes is the startup probe's allowance.
 	StartupMinutes int64
 }
@@ -97,12 +104,23 @@ func (w *Workload) Server() Server {
 	}
 	s.MemoryFraction, _ = num(w.V, "serving", "memoryFraction")
 	f := w.Facts()
+	s.DP = 1
+	devices := w.Nodes * w.ProcsPerNode()
+	switch str(w.V, "serving", "dataParallelAttention") {
+	case "on":
+		s.DataParallelAttention = true
+	case "auto":
+		s.DataParallelAttention = f.MoE() && s.Platform == "gpu" && devices > 1 && (f.Attention == "mla" || w.Nodes > 1)
+	}
+	if s.DataParallelAttention {
+		s.DP, s.TP, s.PP = max(1, devices), 1, 1
+	}
 	s.KVHeadsHeld = f.KVHeadsHeld(s.TP)
 	s.HeadDim = f.HeadDim
 	s.KVBytesPerToken = f.KVBytes(1, s.TP, w.KVCacheBytes()) // every layer
 	s.SequenceKVBytes = f.KVBytes(s.MaxModelLen, s.TP, w.KVCacheBytes())
 	ep := str(w.V, "serving", "expertParallel")
-	s.ExpertParallel = ep == "on" || (ep == "auto" && f.MoE() && s.TP > 1)
+	s.ExpertParallel = ep == "on" || (ep == "auto" && f.MoE() && (s.TP > 1 || s.DataParallelAttention))
 	// Start-up: the engine's own (compiling, CUDA graphs), plus reading
 	// the weights at ~100 MB/s (6 GB a minute), twice that when the server
 	// first downloads them.
@@ -189,10 +207,24 @@ func serveEstimate(w *Workload) Estimate {
 	s := w.Server()
 	f := w.Facts()
 	weights := f.WeightBytes()
-	cache := float64(s.SequenceKVBytes) * float64(s.MaxNumSeqs)
-	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: float64(s.SequenceKVBytes),
-		Basis: fmt.Sprintf("%s %s + KV cache %s for %d sequences x %d tokens (serving.maxNumSeqs x maxModelLen; %s)",
-			weightsText(f), human(weights), human(cache), s.MaxNumSeqs, s.MaxModelLen, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
+	weightsBasis := fmt.Sprintf("%s %s", weightsText(f), human(weights))
+	if s.DataParallelAttention {
+		// Each rank holds attention and the shared layers whole, and a
+		// share of the experts.
+		shared, experts := f.WeightBytesSplit()
+		weights = float64(s.DP)*shared + experts
+		weightsBasis = fmt.Sprintf("%s: %s on each of %d data-parallel ranks + experts %s spread over them = %s", weightsText(f), human(shared), s.DP, human(experts), human(weights))
+	}
+	// Each rank runs maxNumSeqs sequences in a cache of its own.
+	sequence := float64(s.DP) * float64(s.SequenceKVBytes)
+	cache := sequence * float64(s.MaxNumSeqs)
+	seqs := fmt.Sprintf("%d sequences", s.MaxNumSeqs)
+	if s.DP > 1 {
+		seqs = fmt.Sprintf("%d ranks x %d sequences", s.DP, s.MaxNumSeqs)
+	}
+	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: sequence,
+		Basis: fmt.Sprintf("%s + KV cache %s for %s x %d tokens (serving.maxNumSeqs x maxModelLen; %s)",
+			weightsBasis, human(cache), seqs, s.MaxModelLen, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
 	switch s.Platform {
 	case "cpu":
@@ -235,7 +267,7 @@ func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
 			"; not one sequence of that length fits beside the weights: lower serving.maxModelLen, or add nodes or devices")}
 	case e.NeedBytes > e.HaveBytes:
 		return []Finding{at(pos, "LR008", Error, "/serving/maxNumSeqs", fmt.Sprintf(
-			"%s; %d sequences of that length fit: lower serving.maxNumSeqs to %d or serving.maxModelLen, or add nodes or devices", need, seqs, seqs))}
+			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen, or add nodes or devices", need, seqs, map[bool]string{true: " on each rank"}[w.Server().DP > 1], seqs))}
 	case e.NeedBytes > 0.9*e.HaveBytes:
 		return []Finding{at(pos, "LR008", Warning, "/serving/maxNumSeqs", need+": less than 10% headroom for activations")}
 	}
@@ -300,6 +332,7 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	case s.PP > 1 && !boolean(s.Build, "pipeline"):
 		add("/serving/pipelineParallel", "%s on %s has no pipeline parallelism; use serving.pipelineParallel: 1", s.Engine, s.Platform)
 	}
+	out = append(out, dataParallelShape(w, pos, s)...)
 	heads, kv := integer(w.Model, "heads"), integer(w.Model, "kvHeads")
 	if kv <= 0 {
 		kv = heads
@@ -323,7 +356,7 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	case kv > 0 && max(kv, s.TP)%min(kv, s.TP) != 0:
 		add(tpAt, "tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s", s.TP, tpWhy, kv, w.ModelName, fix)
 	}
-	if procs := w.Nodes * w.ProcsPerNode(); str(w.Acc, "resource") != "" && s.TP*s.PP != procs {
+	if procs := w.Nodes * w.ProcsPerNode(); str(w.Acc, "resource") != "" && s.DP*s.TP*s.PP != procs {
 		add("/serving/tensorParallel", "tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices", s.TP, s.PP, s.TP*s.PP, w.Nodes, w.ProcsPerNode(), procs)
 	}
 	if layers := integer(w.Model, "layers"); layers > 0 && s.PP > layers {
@@ -336,6 +369,40 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 		if lo, hi := integer(w.V, "serving", "autoscaling", "minReplicas"), integer(w.V, "serving", "autoscaling", "maxReplicas"); lo > hi {
 			add("/serving/autoscaling/minReplicas", "%d is more than maxReplicas %d", lo, hi)
 		}
+	}
+	return out
+}
+
+// dataParallelShape is LR021 for data-parallel attention and experts:
+// what the engines refuse, or what cannot be split evenly.
+func dataParallelShape(w *Workload, pos *values.Positions, s Server) []Finding {
+	var out []Finding
+	add := func(ptr, format string, args ...any) {
+		out = append(out, at(pos, "LR021", Error, ptr, fmt.Sprintf(format, args...)))
+	}
+	f := w.Facts()
+	if s.DataParallelAttention {
+		switch {
+		case !f.MoE():
+			add("/serving/dataParallelAttention", "data-parallel attention serves a mixture-of-experts model, whose experts spread over the ranks; %s is dense: serve more copies of it with serving.replicas", w.ModelName)
+		case s.Platform != "gpu":
+			add("/serving/dataParallelAttention", "data-parallel attention runs on GPUs; %s has %s accelerators", w.Profile, s.Platform)
+		case str(w.V, "serving", "expertParallel") == "off":
+			add("/serving/expertParallel", "data-parallel attention spreads the experts over the ranks (expert parallelism); leave serving.expertParallel at auto or on")
+		}
+		for _, k := range []string{"tensorParallel", "pipelineParallel"} {
+			if integer(w.V, "serving", k) > 0 {
+				add("/serving/"+k, "with data-parallel attention each of the %d devices is a rank of its own; leave serving.%s at 0 (or set serving.dataParallelAttention: off)", s.DP, k)
+			}
+		}
+	}
+	if ranks := s.TP * s.DP; s.ExpertParallel && f.Experts > 0 && f.Experts%ranks != 0 {
+		// Derived from the devices unless asked for.
+		ptr := "/accelerator/devices"
+		if str(w.V, "serving", "expertParallel") == "on" {
+			ptr = "/serving/expertParallel"
+		}
+		add(ptr, "the %d experts of %s do not spread evenly over %d devices: choose a device count that divides them, or serving.expertParallel: off", f.Experts, w.ModelName, ranks)
 	}
 	return out
 }

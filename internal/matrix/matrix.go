@@ -38,11 +38,17 @@ func (c Case) Nodes() int {
 // Sources are the values that select the case. Preprocessing is enabled and
 // a token Secret named, so every optional step renders too; the claim of a
 // multi-node case is of a class that provides ReadWriteMany. A server runs
-// no script.
+// no script; an MPIJob a per-node launcher script.
 func (c Case) Sources() values.Sources {
 	set := fmt.Sprintf("model.name=%s,accelerator.profile=%s,accelerator.devices=0,orchestration.mode=%s,workload.nodes=%d,workload.type=%s,download.tokenSecret.name=hf,steps.preprocess.enabled=true",
 		c.Model, c.Accelerator, c.Mode, c.Nodes(), c.Type)
-	if c.Mode != "serve" {
+	switch c.Mode {
+	case "serve":
+	case "mpijob":
+		// mpirun starts the program once on each worker's one slot: a
+		// per-node launcher that starts the node's processes.
+		set += ",workload.script=./run.sh"
+	default:
 		set += ",workload.script=run.py"
 	}
 	if c.Nodes() > 1 {

@@ -39,6 +39,10 @@ llm.serve: what the serve templates derive, as JSON.
   servedName        the model name clients ask for
   maxModelLen       serving.maxModelLen, or the model's context length up to 8192
   kvBytes           the KV cache of maxNumSeqs sequences of maxModelLen tokens
+  expertParallel    true when the experts spread over the devices
+  dataParallelAttention, dp, dpLocal
+                    true when each device is a data-parallel rank of its
+                    own (then tp and pp are 1), the ranks, those of a node
   startupMinutes    the startup probe's allowance
   env               environment the server adds (a list)
 
@@ -55,6 +59,14 @@ Inputs (dict): root, ctx.
 {{- $build := get (get $server "platforms" | default dict) $platform | default dict -}}
 {{- $tp := int $s.tensorParallel | default (int $c.procsPerNode) | int -}}
 {{- $pp := int $s.pipelineParallel | default (int $c.nodes) | int -}}
+{{- /* Data-parallel attention (a mixture-of-experts model): each device is
+a rank with attention and a KV cache of its own, the experts spread over
+all of them. */ -}}
+{{- $devices := mul (int $c.nodes) (int $c.procsPerNode) -}}
+{{- $moe := gt (int (get $m "experts" | default 0)) 1 -}}
+{{- $dpa := or (eq $s.dataParallelAttention "on") (and (eq $s.dataParallelAttention "auto") $moe (eq $platform "gpu") (gt $devices 1) (or (gt (int (get $m "kvLoraRank" | default 0)) 0) (gt (int $c.nodes) 1))) -}}
+{{- $dp := 1 -}}
+{{- if $dpa }}{{ $dp = $devices }}{{ $tp = 1 }}{{ $pp = 1 }}{{ end -}}
 {{- $lws := gt (int $c.nodes) 1 -}}
 {{- $pulls := true -}}
 {{- range $c.steps }}{{ if eq .name "download" }}{{ $pulls = false }}{{ end }}{{ end -}}
@@ -78,8 +90,7 @@ its window. */ -}}
 {{- $kvBytes := mul (max $kvHeads $tp 1) $width $kvDtype $tokens (int $s.maxNumSeqs) -}}
 {{- /* A mixture-of-experts model on several GPUs spreads its experts over
 them (expert parallelism) instead of slicing every expert. */ -}}
-{{- $moe := gt (int (get $m "experts" | default 0)) 1 -}}
-{{- $ep := or (eq $s.expertParallel "on") (and (eq $s.expertParallel "auto") $moe (gt $tp 1)) -}}
+{{- $ep := or (eq $s.expertParallel "on") (and (eq $s.expertParallel "auto") $moe (or (gt $tp 1) $dpa)) -}}
 {{- /* Start-up: the engine's own (compiling, CUDA graphs) plus reading
 the weights at ~100 MB/s (6 GB a minute), twice that when the server first
 downloads them. */ -}}
@@ -123,6 +134,9 @@ first start and loads it afterwards. */ -}}
   "maxModelLen" $maxLen
   "kvBytes" $kvBytes
   "expertParallel" $ep
+  "dataParallelAttention" $dpa
+  "dp" $dp
+  "dpLocal" (int $c.procsPerNode)
   "startupMinutes" $startup
   "env" $env) -}}
 {{- end -}}
@@ -147,14 +161,18 @@ for a one-node server).
   (printf "--served-model-name=%s" $p.servedName)
   "--host=0.0.0.0"
   (printf "--port=%d" (int $s.port))
-  (printf "--tp-size=%d" (int $p.tp))
+  (printf "--tp-size=%d" (mul $p.tp $p.dp))
   (printf "--pp-size=%d" (int $p.pp))
   (printf "--context-length=%d" (int $p.maxModelLen))
-  (printf "--max-running-requests=%d" (int $s.maxNumSeqs))
+  (printf "--max-running-requests=%d" (mul $s.maxNumSeqs $p.dp))
   (printf "--mem-fraction-static=%v" $s.memoryFraction)
   "--enable-metrics" -}}
+{{- /* SGLang's tensor-parallel size is every device; with data-parallel
+attention as many ranks (attention on one device each), and it shares
+--max-running-requests among them. */ -}}
+{{- if $p.dataParallelAttention }}{{ $args = concat $args (list (printf "--dp-size=%d" (int $p.dp)) "--enable-dp-attention") }}{{ end -}}
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8_e4m3" }}{{ end -}}
-{{- if $p.expertParallel }}{{ $args = append $args (printf "--ep-size=%d" (int $p.tp)) }}{{ end -}}
+{{- if $p.expertParallel }}{{ $args = append $args (printf "--ep-size=%d" (mul $p.tp $p.dp)) }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
 {{- if $p.lws -}}
 {{- $args = concat $args (list "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)") -}}
@@ -174,12 +192,24 @@ from the two lengths above. */ -}}
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8" }}{{ end -}}
 {{- if $p.expertParallel }}{{ $args = append $args "--enable-expert-parallel" }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
-{{- if $p.lws -}}
+{{- if $p.dataParallelAttention -}}
+{{- /* Each device is an engine of its own (--max-num-seqs each); the
+leader's API server reaches the engines of every node at its address. */ -}}
+{{- $args = concat $args (list (printf "--data-parallel-size=%d" (int $p.dp)) (printf "--data-parallel-size-local=%d" (int $p.dpLocal))) -}}
+{{- if $p.lws }}{{ $args = concat $args (list "--data-parallel-address=$(LWS_LEADER_ADDRESS)" "--data-parallel-rpc-port=13345") }}{{ end -}}
+{{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
+{{- else if $p.lws -}}
 {{- $args = concat $args (list "--distributed-executor-backend=mp" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)" "--master-addr=$(LWS_LEADER_ADDRESS)") -}}
 {{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
 {{- end -}}
 {{- end -}}
-{{- toYaml (concat $args $s.args) -}}
+{{- $args = concat $args $s.args -}}
+{{- /* A node's first engine is its index times the engines of a node:
+arithmetic, so a shell computes it and execs the server. */ -}}
+{{- if and $p.dataParallelAttention (eq $p.engine "vllm") (eq .role "worker") -}}
+{{- $args = concat (list "/bin/sh" "-c" (printf "exec \"$@\" --data-parallel-start-rank=$((LWS_WORKER_INDEX * %d))" (int $p.dpLocal)) "server") $args -}}
+{{- end -}}
+{{- toYaml $args -}}
 {{- end -}}
 
 {{/*
@@ -298,7 +328,7 @@ doing: point there, and say which device counts would do. */ -}}
 {{- else if and (gt $kvHeads 0) (ne (mod (max $kvHeads $tp) (min $kvHeads $tp)) 0) -}}
 {{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s" $tpAt $tp $tpWhy $kvHeads $v.model.name $fix) -}}
 {{- end -}}
-{{- if and $c.acc.resource (ne (mul $tp $pp) $procs) -}}
+{{- if and $c.acc.resource (ne (mul $tp $pp (int $p.dp)) $procs) -}}
 {{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $c.nodes) (int $c.procsPerNode) $procs) -}}
 {{- end -}}
 {{- if gt $pp (int (get $m "layers" | default $pp)) -}}
