@@ -174,9 +174,11 @@ func TestModes(t *testing.T) {
 				if profile == "trn1-32xlarge" {
 					class, spec = "fsx-sc", eksNodes(profile, nodes)
 				}
-				set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=%s,accelerator.devices=0,workload.nodes=%d,workload.type=finetune,workload.script=train.py,"+
+				// mpirun starts a per-node launcher on each worker's slot.
+				script := map[bool]string{true: "./train.sh", false: "train.py"}[mode == "mpijob"]
+				set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=%s,accelerator.devices=0,workload.nodes=%d,workload.type=finetune,workload.script=%s,"+
 					"model.name=llama-2-7b,download.tokenSecret.name=hf,steps.preprocess.enabled=true,storage.storageClassName=%s,storage.accessMode=ReadWriteMany,shell.enabled=true",
-					mode, profile, nodes, class)
+					mode, profile, nodes, script, class)
 				if mode == "mpijob" || mode == "rayjob" || mode == "jobset" {
 					set += ",steps.precompile.enabled=" + fmt.Sprint(profile == "trn1-32xlarge")
 				}

@@ -110,7 +110,7 @@ workingDir, env, resources}. Inputs (dict): root, ctx, step.
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 {{- if eq .step.name "download" -}}
-image: {{ $v.download.image | default $c.profileImage | quote }}
+image: {{ $c.downloadImage | quote }}
 workingDir: {{ $v.storage.mountPath | quote }}
 resources: {{ toJson $v.download.resources }}
 {{- if eq $v.download.source "meta" }}

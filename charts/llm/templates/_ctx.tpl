@@ -40,10 +40,12 @@ chart's templates share within one render (in Helm as in llmrender). */ -}}
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
 {{- /* The image of the main containers: the user's, or else the profile's
-(the catalog's default when the profile names none), which the download
-step also runs (the user's image may lack huggingface-cli). */ -}}
+(the catalog's default when the profile names none). A download from
+Hugging Face runs the cpu profile's image, which has huggingface-cli and no
+CUDA: it runs on any node, and the user's image may lack the CLI. */ -}}
 {{- $profileImage := get $a "image" | default $v.catalog.defaultImage -}}
 {{- $image := $v.workload.image | default $profileImage -}}
+{{- $downloadImage := $v.download.image | default (ternary (get (get $v.catalog.accelerators "cpu" | default dict) "image" | default "") "" (eq $v.download.source "huggingface")) | default $profileImage -}}
 {{- $devices := int $a.devicesPerNode -}}
 {{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
 {{- $nodes := int $v.workload.nodes -}}
@@ -154,7 +156,7 @@ memory: {{ $v.workload.memory | default (printf "%dGi" (max 1 (div (mul (int $a.
 program: {{ $program | quote }}
 programCommand: {{ toJson $programCommand }}
 image: {{ $image | quote }}
-profileImage: {{ $profileImage | quote }}
+downloadImage: {{ $downloadImage | quote }}
 steps: {{ toJson $steps }}
 stepsInPod: {{ $stepsInPod }}
 lnc: {{ $lnc }}
