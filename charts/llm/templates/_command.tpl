@@ -110,7 +110,7 @@ workingDir, env, resources}. Inputs (dict): root, ctx, step.
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 {{- if eq .step.name "download" -}}
-image: {{ $c.downloadImage | quote }}
+image: {{ include "llm.image" (dict "root" .root "ref" $c.downloadImage) | quote }}
 workingDir: {{ $v.storage.mountPath | quote }}
 resources: {{ toJson $v.download.resources }}
 {{- if eq $v.download.source "meta" }}
@@ -137,7 +137,7 @@ env:
 {{- end }}
 {{- else if eq .step.name "preprocess" -}}
 {{- $p := $v.steps.preprocess }}
-image: {{ $p.image | default $c.image | quote }}
+image: {{ include "llm.image" (dict "root" .root "ref" ($p.image | default $c.image)) | quote }}
 workingDir: {{ $p.workingDir | default $v.storage.mountPath | quote }}
 resources: {{ toJson $p.resources }}
 script: {{ printf "llm_run %s" (include "llm.sh.args" $p.command) | quote }}

@@ -9,7 +9,7 @@ fields as YAML, optional).
 {{- define "llm.container.main" -}}
 {{- $v := .root.Values -}}
 - name: {{ .name }}
-  image: {{ get . "image" | default .ctx.image | quote }}
+  image: {{ include "llm.image" (dict "root" .root "ref" (get . "image" | default .ctx.image)) | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   {{- if get . "script" }}
   command:
@@ -75,7 +75,7 @@ nothing. Inputs (dict): root, ctx, step (an entry of ctx.steps).
 {{- define "llm.container.wait" -}}
 {{- $v := .root.Values -}}
 - name: wait-for-{{ .step.name }}
-  image: {{ $v.shell.image | quote }}
+  image: {{ include "llm.image" (dict "root" .root "ref" $v.shell.image) | quote }}
   command:
     - sh
     - -c
@@ -108,7 +108,7 @@ again. Inputs (dict): root, ctx, step (an entry of ctx.steps).
 {{- range $i, $s := $c.steps }}{{ if and (gt $i 0) (eq $s.name $.step.name) }}{{ $wait = index $c.steps (sub $i 1) }}{{ end }}{{ end -}}
 {{- end -}}
 - name: {{ .step.name }}
-  image: {{ $work.image | quote }}
+  image: {{ include "llm.image" (dict "root" .root "ref" $work.image) | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   command:
     - sh
@@ -237,7 +237,7 @@ Inputs (dict): root, ctx, script.
 {{- define "llm.container.launcher" -}}
 {{- $v := .root.Values -}}
 - name: launcher
-  image: {{ .ctx.image | quote }}
+  image: {{ include "llm.image" (dict "root" .root "ref" .ctx.image) | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   command:
     - /bin/bash
@@ -265,7 +265,7 @@ Inputs (dict): root, ctx, script.
 {{- define "llm.container.shell" -}}
 {{- $v := .root.Values -}}
 - name: shell
-  image: {{ $v.shell.image | quote }}
+  image: {{ include "llm.image" (dict "root" .root "ref" $v.shell.image) | quote }}
   command: ["sleep", "infinity"]
   {{- with include "llm.env.token" . }}
   env:
@@ -288,7 +288,7 @@ Inputs (dict): root, ctx, script.
 {{- define "llm.container.tensorboard" -}}
 {{- $v := .root.Values -}}
 - name: tensorboard
-  image: {{ $v.tensorboard.image | quote }}
+  image: {{ include "llm.image" (dict "root" .root "ref" $v.tensorboard.image) | quote }}
   command:
     - tensorboard
     - {{ printf "--logdir=%s/%s" $v.storage.mountPath $v.tensorboard.logDir | quote }}

@@ -193,7 +193,7 @@ override (fabric.daemonImage, fabric.pluginImage).
 Inputs (dict): root, release (a catalog.fabrics.*.releases entry), role.
 */}}
 {{- define "llm.fabric.image" -}}
-{{- get .root.Values.fabric (printf "%sImage" .role) | default (get .release .role) -}}
+{{- include "llm.image" (dict "root" .root "ref" (get .root.Values.fabric (printf "%sImage" .role) | default (get .release .role))) -}}
 {{- end -}}
 
 {{/*

@@ -2,7 +2,7 @@
 {{- define "llm.container.rayHead" -}}
 {{- $v := .root.Values -}}
 - name: ray-head
-  image: {{ .ctx.image | quote }}
+  image: {{ include "llm.image" (dict "root" .root "ref" .ctx.image) | quote }}
   imagePullPolicy: {{ $v.workload.imagePullPolicy }}
   ports:
     - name: gcs-server
