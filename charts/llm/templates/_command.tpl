@@ -133,7 +133,7 @@ script: {{ printf "llm_run huggingface-cli download %s" (include "llm.sh.args" (
 env:
   - name: HF_HUB_ENABLE_HF_TRANSFER
     value: "0"
-  {{- include "llm.env.token" . | nindent 2 }}
+  {{- include "llm.env.hub" . | nindent 2 }}
 {{- end }}
 {{- else if eq .step.name "preprocess" -}}
 {{- $p := $v.steps.preprocess }}

@@ -196,7 +196,7 @@ added before the user's).
 {{- $env = concat $env (list (dict "name" "PROMPT" "value" $v.workload.prompt) (dict "name" "MAX_NEW_TOKENS" "value" (printf "%d" (int $v.workload.maxNewTokens)))) -}}
 {{- end -}}
 {{- with $v.output.uri }}{{ $env = append $env (dict "name" "OUTPUT_URI" "value" .) }}{{ end -}}
-{{- $env = concat $env (include "llm.env.token" . | fromYamlArray) -}}
+{{- $env = concat $env (include "llm.env.hub" . | fromYamlArray) -}}
 {{- if $c.neuron -}}
 {{- $env = append $env (dict "name" "NEURON_COMPILE_CACHE_URL" "value" (printf "%s/neuron_cache" $v.storage.mountPath)) -}}
 {{- if get $c.acc "lncChoices" }}{{ $env = append $env (dict "name" "NEURON_LOGICAL_NC_CONFIG" "value" (printf "%d" (int $c.lnc))) }}{{ end -}}
@@ -216,8 +216,14 @@ added before the user's).
 {{- end }}
 {{- end -}}
 
-{{/* llm.env.token: HF_TOKEN from the token Secret, when one is named. Inputs (dict): root. */}}
-{{- define "llm.env.token" -}}
+{{/* llm.env.hub: how a container reaches the Hugging Face hub: its address
+(HF_ENDPOINT, for a mirror inside the network) and HF_TOKEN from the token
+Secret, each when the values name one. Inputs (dict): root. */}}
+{{- define "llm.env.hub" -}}
+{{- with .root.Values.download.endpoint }}
+- name: HF_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
 {{- with .root.Values.download.tokenSecret }}
 {{- if .name }}
 - name: HF_TOKEN
@@ -267,7 +273,7 @@ Inputs (dict): root, ctx, script.
 - name: shell
   image: {{ include "llm.image" (dict "root" .root "ref" $v.shell.image) | quote }}
   command: ["sleep", "infinity"]
-  {{- with include "llm.env.token" . }}
+  {{- with include "llm.env.hub" . }}
   env:
     {{- . | nindent 4 }}
   {{- end }}

@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/llmrender/llmrender/internal/containers"
+	"github.com/llmrender/llmrender/values"
+)
+
+// download.endpoint reaches every container that reads the hub: the
+// download, the run, a server that downloads the weights itself, the
+// shell; and no other.
+func TestHubEndpointReachesWhatReadsTheHub(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const mirror = "https://hf.internal.example.com"
+	for _, src := range []values.Sources{
+		{Set: []string{"download.endpoint=" + mirror + ",download.tokenSecret.name=hf"}},
+		{Files: []string{"../examples/serving/serve-gke-h100-llama31-8b-instruct.yaml"}, Set: []string{"download.endpoint=" + mirror + ",download.enabled=false"}},
+	} {
+		res, err := Render(Request{Chart: c, Sources: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Decode(res.Objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, o := range objs {
+			for _, ct := range containers.Of(o.Doc) {
+				got := ""
+				env, _ := ct.Spec["env"].([]any)
+				for _, e := range env {
+					if m, _ := e.(map[string]any); m["name"] == "HF_ENDPOINT" {
+						got, _ = m["value"].(string)
+					}
+				}
+				reads := ct.Name() == "download" || ct.Name() == "main" || ct.Name() == "server"
+				if reads && got != mirror {
+					t.Errorf("%v: container %s reads the hub, and its HF_ENDPOINT is %q", src, ct.Name(), got)
+				}
+				if !reads && got != "" && ct.Name() != "shell" {
+					t.Errorf("%v: container %s has HF_ENDPOINT", src, ct.Name())
+				}
+				seen[ct.Name()] = true
+			}
+		}
+		if !seen["main"] && !seen["server"] || len(src.Files) == 0 && !seen["download"] {
+			t.Errorf("%v: the containers are %v, not the run and (by default) the download", src, seen)
+		}
+	}
+}
