@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/containers"
 	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -101,4 +103,47 @@ func rewritten(mirror, ref string) string {
 		return mirror + "/" + rest
 	}
 	return mirror + "/" + ref
+}
+
+// global.imageDigests: require refuses every example, naming each of its
+// containers (none of the examples pins digests), and accepts a render
+// whose every image names one.
+func TestImageDigestsRequire(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := examples.List("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range list {
+		src := values.Sources{Files: []string{ex.Path}}
+		plain, err := Render(Request{Chart: c, Sources: src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(imagesOf(t, plain))
+		src.Set = []string{"global.imageDigests=require"}
+		_, err = Render(Request{Chart: c, Sources: src})
+		var failed *rules.Failed
+		if !errors.As(err, &failed) {
+			t.Errorf("%s: rendered without digests (%v)", ex.Name, err)
+			continue
+		}
+		named := 0
+		for _, f := range failed.Findings {
+			if f.Rule == "LR010" && strings.Contains(f.Message, "names no digest") {
+				named++
+			}
+		}
+		if named != want {
+			t.Errorf("%s: %d of %d containers named", ex.Name, named, want)
+		}
+	}
+	const digest = "@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	_, err = Render(Request{Chart: c, Sources: values.Sources{Set: []string{"global.imageDigests=require,download.enabled=false,workload.image=example.com/run:1" + digest}}})
+	if err != nil {
+		t.Errorf("every image pinned: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	objcontainers "github.com/llmrender/llmrender/internal/containers"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,6 +248,9 @@ func objFinding(rule string, sev Severity, o Object, field, format string, args 
 // objects: the catalog's storage classes whose volumes live on one node,
 // its accelerator profiles (how pods select their nodes) and fabrics.
 type Facts struct {
+	// RequireDigests: every image must name its digest
+	// (global.imageDigests: require).
+	RequireDigests   bool
 	NodeLocalClasses map[string]bool
 	Profiles         []ProfileFacts // by name
 	Fabrics          map[string]FabricFacts
@@ -255,7 +259,7 @@ type Facts struct {
 // FactsFrom reads the facts from a values tree with a catalog (the built-in
 // chart's, or merged values that override it).
 func FactsFrom(v map[string]any) Facts {
-	f := Facts{NodeLocalClasses: map[string]bool{}, Fabrics: map[string]FabricFacts{}}
+	f := Facts{NodeLocalClasses: map[string]bool{}, Fabrics: map[string]FabricFacts{}, RequireDigests: str(v, "global", "imageDigests") == "require"}
 	for name, c := range mapAt(v, "catalog", "storageClasses") {
 		if boolean(c, "nodeLocal") {
 			f.NodeLocalClasses[name] = true
@@ -288,6 +292,7 @@ func CheckObjects(objs []Object, facts Facts) []Finding {
 		func(objs []Object) []Finding { return rwoShared(objs, facts) },
 		func(objs []Object) []Finding { return fabricWiring(objs, facts) },
 		func(objs []Object) []Finding { return nprocMatchesDevices(objs, facts) },
+		func(objs []Object) []Finding { return undigestedImages(objs, facts) },
 		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets, jobSetPolicies,
 	} {
 		fs = append(fs, rule(objs)...)
@@ -625,6 +630,24 @@ func mutableImages(objs []Object) []Finding {
 				if str(c, "imagePullPolicy") == "Always" && mutableTag(image) {
 					out = append(out, objFinding("LR010", Warning, o, pt.path, "container %s pulls %s with imagePullPolicy Always: each start may run a different image; pin a version tag or digest", str(c, "name"), image))
 				}
+			}
+		}
+	}
+	return out
+}
+
+// LR010 under global.imageDigests: require: an image named by tag may
+// change under it; only a digest names exactly what was reviewed.
+func undigestedImages(objs []Object, facts Facts) []Finding {
+	if !facts.RequireDigests {
+		return nil
+	}
+	var out []Finding
+	for _, o := range objs {
+		for _, c := range objcontainers.Of(o.Doc) {
+			if image := c.Image(); !strings.Contains(image, "@sha256:") {
+				out = append(out, objFinding("LR010", Error, o, c.Path,
+					"container %s runs %s, which names no digest, and global.imageDigests is require: pin it as %s@sha256:<digest> (crane digest %s prints it) where the values name it", c.Name(), image, image, image))
 			}
 		}
 	}
