@@ -25,7 +25,7 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"",
 		"serving.engine=sglang",
 		"download.enabled=false,serving.autoscaling.kind=hpa,serving.autoscaling.maxReplicas=3",
-		"serving.replicas=2,serving.startupMinutes=42,serving.maxModelLen=4096",
+		"serving.replicas=2,serving.startupMinutes=42,serving.maxModelLen=4096,serving.maxNumSeqs=16",
 		"serving.kvCacheDtype=fp8,serving.expertParallel=on,serving.maxModelLen=16384",
 		"serving.dataParallelAttention=on",
 		"serving.dataParallelAttention=off,serving.engine=sglang",
@@ -122,7 +122,13 @@ func compareServer(t *testing.T, set string, res *Result) {
 	if strings.Contains(argv, dpFlag) != s.DataParallelAttention {
 		t.Errorf("%s: data-parallel attention %v (%d ranks) in the rules, the command: %s", set, s.DataParallelAttention, s.DP, argv)
 	}
+	if s.MaxNumSeqs <= 0 && strings.Contains(argv, seqs) {
+		t.Errorf("%s: serving.maxNumSeqs is 0 (the engine's default), and the command has %s: %s", set, seqs, argv)
+	}
 	for flag, want := range map[string]int64{tp: tpSize, pp: s.PP, seqs: seqsWant, "--max-model-len=": s.MaxModelLen, "--context-length=": s.MaxModelLen} {
+		if flag == seqs && s.MaxNumSeqs <= 0 {
+			continue
+		}
 		if (flag == "--max-model-len=") == (s.Engine == "sglang") {
 			continue
 		}
@@ -137,7 +143,7 @@ func compareServer(t *testing.T, set string, res *Result) {
 	if strings.Contains(argv, epFlag) != s.ExpertParallel {
 		t.Errorf("%s: expert parallel %v in the rules, the command: %s", set, s.ExpertParallel, argv)
 	}
-	if s.Platform == "cpu" {
+	if s.Platform == "cpu" && s.MaxNumSeqs > 0 {
 		want := fmt.Sprint(max(1, (s.SequenceKVBytes*s.MaxNumSeqs+1<<30-1)>>30))
 		if got := envValue(server, "VLLM_CPU_KVCACHE_SPACE"); s.Engine == "vllm" && got != want {
 			t.Errorf("%s: VLLM_CPU_KVCACHE_SPACE %q rendered, the rules' KV cache is %s GiB", set, got, want)

@@ -332,13 +332,4 @@ func mermaidID(s string) string { return "s_" + nonID().ReplaceAllString(s, "_")
 // mermaidText escapes what would end a quoted Mermaid label.
 func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }
 
-// plural writes a count with its noun, in the singular for one.
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "s") {
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+func plural(n int64, noun string) string { return rules.Plural(n, noun) }

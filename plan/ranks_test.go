@@ -27,9 +27,9 @@ func TestWorldSizeIsWhatTheLauncherStarts(t *testing.T) {
 	}{
 		{[]string{"accelerator.profile=h100-80gb", "orchestration.mode=pytorchjob", "workload.script=train.py"}, 16, "one process per device", "--nproc_per_node=8"},
 		{[]string{"accelerator.profile=trn1-32xlarge", "orchestration.mode=indexed-job", "workload.script=train.py"}, 64, "one process per NeuronCore", "--nproc_per_node=32"},
-		{[]string{"accelerator.profile=trn1-32xlarge", "orchestration.mode=mpijob", "mpi.program=./llama_7b.sh"}, 64, "mpirun starts ./llama_7b.sh once on each of 2 worker(s), which starts one process per NeuronCore", "-np 2 "},
-		{[]string{"accelerator.profile=trn1-32xlarge", "orchestration.mode=mpijob", "workload.script=pretrain.py", "mpi.slotsPerWorker=32"}, 64, "mpirun starts pretrain.py on 32 slot(s) of each of 2 worker(s)", "-np 64 "},
-		{[]string{"accelerator.profile=h100-80gb", "orchestration.mode=mpijob", "mpi.program=./pretrain.sh", "mpi.slotsPerWorker=8"}, 16, "mpirun starts ./pretrain.sh on 8 slot(s) of each of 2 worker(s)", "-np 16 "},
+		{[]string{"accelerator.profile=trn1-32xlarge", "orchestration.mode=mpijob", "mpi.program=./llama_7b.sh"}, 64, "mpirun starts ./llama_7b.sh once on each of 2 workers, which starts one process per NeuronCore", "-np 2 "},
+		{[]string{"accelerator.profile=trn1-32xlarge", "orchestration.mode=mpijob", "workload.script=pretrain.py", "mpi.slotsPerWorker=32"}, 64, "mpirun starts pretrain.py on 32 slot(s) of each of 2 workers", "-np 64 "},
+		{[]string{"accelerator.profile=h100-80gb", "orchestration.mode=mpijob", "mpi.program=./pretrain.sh", "mpi.slotsPerWorker=8"}, 16, "mpirun starts ./pretrain.sh on 8 slot(s) of each of 2 workers", "-np 16 "},
 	} {
 		set := append(append([]string{}, base...), c2.set...)
 		res, err := pipeline.Render(pipeline.Request{Chart: c, Sources: values.Sources{Set: set}})

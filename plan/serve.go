@@ -22,6 +22,12 @@ type Serve struct {
 	// tells whether the experts spread over the devices.
 	DataParallel   int64 `json:"dataParallel"`
 	ExpertParallel bool  `json:"expertParallel"`
+	// MaxNumSeqs is the sequences a server (a data-parallel rank) runs at
+	// once, 0 for the engine's default; SequencesFit how many of
+	// MaxModelLen tokens its KV cache holds beside the weights.
+	MaxNumSeqs   int64 `json:"maxNumSeqs"`
+	SequencesFit int64 `json:"sequencesFit"`
+	MaxModelLen  int64 `json:"maxModelLen"`
 	// Autoscaling names the autoscaler and what it watches, "" without one.
 	Autoscaling string `json:"autoscaling,omitempty"`
 	// Endpoint is the OpenAI API's base URL inside the cluster (the
@@ -38,7 +44,8 @@ type Serve struct {
 func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoint float64) *Serve {
 	s := w.Server()
 	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: w.Nodes,
-		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes}
+		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes,
+		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: rules.FitEstimate(w).SequencesFit, MaxModelLen: s.MaxModelLen}
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
 		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
@@ -113,9 +120,24 @@ func serverLines(s *Serve) [][2]string {
 		{"Server", fmt.Sprintf("%s (%s) in %s", s.Engine, s.Image, s.Object)},
 		{"Endpoint", fmt.Sprintf("%s (OpenAI API; model %q)", s.Endpoint, s.Model)},
 		{"Start-up", s.Startup},
+		{"Sequences", sequencesLine(s)},
 	}
 	if s.Autoscaling != "" {
 		lines = append(lines, [2]string{"Scaling", s.Autoscaling})
 	}
 	return lines
+}
+
+// sequencesLine says how many sequences a server runs at once and how many
+// its KV cache holds.
+func sequencesLine(s *Serve) string {
+	where := "the KV cache holds"
+	if s.DataParallel > 1 {
+		where = "each rank's KV cache holds"
+	}
+	fit := fmt.Sprintf("%s %s of %d tokens beside the weights", where, plural(s.SequencesFit, "sequence"), s.MaxModelLen)
+	if s.MaxNumSeqs > 0 {
+		return fmt.Sprintf("runs %d at once (serving.maxNumSeqs); %s", s.MaxNumSeqs, fit)
+	}
+	return fmt.Sprintf("the engine's default at once, no more than fit (serving.maxNumSeqs 0); %s", fit)
 }

@@ -92,4 +92,15 @@ func mpiRanks(w *Workload, pos *values.Positions) []Finding {
 	return nil
 }
 
-func workers(n int64) string { return fmt.Sprintf("%d worker(s)", n) }
+func workers(n int64) string { return Plural(n, "worker") }
+
+// Plural writes a count with its noun, in the singular for one.
+func Plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

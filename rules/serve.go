@@ -31,7 +31,9 @@ type Server struct {
 	Pulls      bool
 	ServedName string
 	// MaxModelLen is serving.maxModelLen, or the model's context length up
-	// to 8192; MaxNumSeqs the sequences a server runs at once.
+	// to 8192; MaxNumSeqs the sequences a server runs at once:
+	// serving.maxNumSeqs, or the build's default (catalog.servers), or 0
+	// for the engine's own (the flag is not written).
 	MaxModelLen, MaxNumSeqs int64
 	// MemoryFraction is the share of a GPU's memory the server takes.
 	MemoryFraction float64
@@ -73,6 +75,9 @@ func (w *Workload) Server() Server {
 		s.Platform = "cpu"
 	}
 	s.Build = mapAt(w.V, "catalog", "servers", s.Engine, "platforms", s.Platform)
+	if s.MaxNumSeqs <= 0 {
+		s.MaxNumSeqs = integer(s.Build, "maxNumSeqs") // the build's own default, or 0: the engine's
+	}
 	if s.Image == "" {
 		s.Image = str(s.Build, "image")
 	}
@@ -215,16 +220,22 @@ func serveEstimate(w *Workload) Estimate {
 		weights = float64(s.DP)*shared + experts
 		weightsBasis = fmt.Sprintf("%s: %s on each of %d data-parallel ranks + experts %s spread over them = %s", weightsText(f), human(shared), s.DP, human(experts), human(weights))
 	}
-	// Each rank runs maxNumSeqs sequences in a cache of its own.
+	// Each rank runs maxNumSeqs sequences in a cache of its own; with
+	// maxNumSeqs 0 the engine runs as many as its cache holds (up to its
+	// own default), and needs room for one of maxModelLen.
 	sequence := float64(s.DP) * float64(s.SequenceKVBytes)
-	cache := sequence * float64(s.MaxNumSeqs)
-	seqs := fmt.Sprintf("%d sequences", s.MaxNumSeqs)
+	n, why := s.MaxNumSeqs, "serving.maxNumSeqs x maxModelLen"
+	if n <= 0 {
+		n, why = 1, "the least the engine starts with: serving.maxNumSeqs is 0, so it runs as many as its cache holds"
+	}
+	cache := sequence * float64(n)
+	seqs := Plural(n, "sequence")
 	if s.DP > 1 {
-		seqs = fmt.Sprintf("%d ranks x %d sequences", s.DP, s.MaxNumSeqs)
+		seqs = fmt.Sprintf("%d ranks x %s", s.DP, Plural(n, "sequence"))
 	}
 	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: sequence,
-		Basis: fmt.Sprintf("%s + KV cache %s for %s x %d tokens (serving.maxNumSeqs x maxModelLen; %s)",
-			weightsBasis, human(cache), seqs, s.MaxModelLen, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
+		Basis: fmt.Sprintf("%s + KV cache %s for %s x %d tokens (%s; %s)",
+			weightsBasis, human(cache), seqs, s.MaxModelLen, why, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
 	switch s.Platform {
 	case "cpu":
@@ -237,6 +248,9 @@ func serveEstimate(w *Workload) Estimate {
 	default:
 		e.HaveBytes = float64(w.Nodes*w.Devices) * perDevice * 1e9 * s.MemoryFraction
 		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB x %g (serving.memoryFraction) = %s usable", w.Nodes, w.Devices, perDevice, s.MemoryFraction, human(e.HaveBytes))
+	}
+	if sequence > 0 && e.HaveBytes > weights {
+		e.SequencesFit = int64(math.Floor((e.HaveBytes - weights) / sequence))
 	}
 	return e
 }
@@ -253,10 +267,7 @@ func podMemory(w *Workload) float64 {
 
 // serveFit is LR008's finding for a server that does not fit.
 func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
-	seqs := int64(0)
-	if e.SequenceBytes > 0 {
-		seqs = int64(math.Floor((e.HaveBytes - e.WeightBytes) / e.SequenceBytes))
-	}
+	seqs := e.SequencesFit
 	need := fmt.Sprintf("%s needs ~%s: %s; against %s", w.ModelName, human(e.NeedBytes), e.Basis, e.HaveBasis)
 	switch {
 	case e.WeightBytes >= e.HaveBytes:
@@ -333,6 +344,13 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 		add("/serving/pipelineParallel", "%s on %s has no pipeline parallelism; use serving.pipelineParallel: 1", s.Engine, s.Platform)
 	}
 	out = append(out, dataParallelShape(w, pos, s)...)
+	// A server across nodes that takes part of each node leaves the rest
+	// of its devices, and the NICs they share, to nothing it serves.
+	if per := integer(w.Acc, "devicesPerNode"); w.Nodes > 1 && str(w.Acc, "resource") != "" && w.Devices < per {
+		out = append(out, at(pos, "LR021", Warning, "/accelerator/devices", fmt.Sprintf(
+			"a server across %d nodes takes %d of the %d devices of each node: its pods talk across nodes while %d devices of each node sit unused by it; set accelerator.devices: 0 (every device of a node), or use fewer nodes",
+			w.Nodes, w.Devices, per, per-w.Devices)))
+	}
 	heads, kv := integer(w.Model, "heads"), integer(w.Model, "kvHeads")
 	if kv <= 0 {
 		kv = heads

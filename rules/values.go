@@ -333,6 +333,9 @@ type Estimate struct {
 	// many sequences fit.
 	Serving                    bool
 	WeightBytes, SequenceBytes float64
+	// SequencesFit is how many sequences of maxModelLen the cache holds
+	// beside the weights (on each data-parallel rank).
+	SequencesFit int64
 }
 
 // FitEstimate computes the memory estimate of LR008.

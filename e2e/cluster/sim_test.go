@@ -18,9 +18,6 @@ import (
 var sim *Cluster
 
 func TestMain(m *testing.M) {
-	if os.Getenv(RayStandInEnv) != "" {
-		os.Exit(RunRayStandIn(os.Args[1:]))
-	}
 	tools, err := ToolsFromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -38,7 +38,10 @@ llm.serve: what the serve templates derive, as JSON.
   pulls             true when the server downloads the weights itself
   servedName        the model name clients ask for
   maxModelLen       serving.maxModelLen, or the model's context length up to 8192
-  kvBytes           the KV cache of maxNumSeqs sequences of maxModelLen tokens
+  maxNumSeqs        sequences at once: serving.maxNumSeqs, or the build's
+                    default, or 0 for the engine's own
+  kvBytes           the KV cache of maxNumSeqs sequences (at least one) of
+                    maxModelLen tokens
   expertParallel    true when the experts spread over the devices
   dataParallelAttention, dp, dpLocal
                     true when each device is a data-parallel rank of its
@@ -57,6 +60,9 @@ Inputs (dict): root, ctx.
 {{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ end -}}
 {{- $server := get $v.catalog.servers $s.engine | default dict -}}
 {{- $build := get (get $server "platforms" | default dict) $platform | default dict -}}
+{{- /* Sequences at once: the values', or the build's default, or 0 for
+the engine's own (no flag). */ -}}
+{{- $seqs := int $s.maxNumSeqs | default (int (get $build "maxNumSeqs" | default 0)) | int -}}
 {{- $tp := int $s.tensorParallel | default (int $c.procsPerNode) | int -}}
 {{- $pp := int $s.pipelineParallel | default (int $c.nodes) | int -}}
 {{- /* Data-parallel attention (a mixture-of-experts model): each device is
@@ -87,7 +93,7 @@ its window. */ -}}
 {{- $maxLen := int $s.maxModelLen | default (min (int (get $m "contextLength" | default 8192)) 8192) | int -}}
 {{- $tokens := add (mul (sub $layers $sliding) $maxLen) (mul $sliding (min $maxLen $window)) -}}
 {{- $kvDtype := ternary 1 2 (eq $s.kvCacheDtype "fp8") -}}
-{{- $kvBytes := mul (max $kvHeads $tp 1) $width $kvDtype $tokens (int $s.maxNumSeqs) -}}
+{{- $kvBytes := mul (max $kvHeads $tp 1) $width $kvDtype $tokens (max 1 $seqs) -}}
 {{- /* A mixture-of-experts model on several GPUs spreads its experts over
 them (expert parallelism) instead of slicing every expert. */ -}}
 {{- $ep := or (eq $s.expertParallel "on") (and (eq $s.expertParallel "auto") $moe (or (gt $tp 1) $dpa)) -}}
@@ -107,11 +113,12 @@ does not download again. */ -}}
 {{- /* Neuron: the compiled model is kept on the claim, in a directory
 named after what it was compiled for; the server compiles it there on its
 first start and loads it afterwards. */ -}}
-{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" (int $s.maxNumSeqs) "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
+{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" $seqs "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
 {{- $env = append $env (dict "name" "NEURON_COMPILED_ARTIFACTS" "value" (printf "%s/neuron-compiled/%s-%s" $v.storage.mountPath $v.model.name (toJson $in | sha256sum | trunc 12))) -}}
 {{- end -}}
-{{- if eq $platform "cpu" -}}
-{{- /* vLLM on CPU sizes its KV cache from this variable, in GiB. */ -}}
+{{- if and (eq $platform "cpu") (gt $seqs 0) -}}
+{{- /* vLLM on CPU sizes its KV cache from this variable, in GiB (its own
+default without it). */ -}}
 {{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (printf "%d" (max 1 (div (add $kvBytes 1073741823) 1073741824)))) -}}
 {{- end -}}
 {{- $env = concat $env (get $build "env" | default list) -}}
@@ -133,6 +140,7 @@ first start and loads it afterwards. */ -}}
   "queueMetric" (get $server "queueMetric" | default "")
   "maxModelLen" $maxLen
   "kvBytes" $kvBytes
+  "maxNumSeqs" $seqs
   "expertParallel" $ep
   "dataParallelAttention" $dpa
   "dp" $dp
@@ -164,9 +172,9 @@ for a one-node server).
   (printf "--tp-size=%d" (mul $p.tp $p.dp))
   (printf "--pp-size=%d" (int $p.pp))
   (printf "--context-length=%d" (int $p.maxModelLen))
-  (printf "--max-running-requests=%d" (mul $s.maxNumSeqs $p.dp))
   (printf "--mem-fraction-static=%v" $s.memoryFraction)
   "--enable-metrics" -}}
+{{- if gt (int $p.maxNumSeqs) 0 }}{{ $args = append $args (printf "--max-running-requests=%d" (mul $p.maxNumSeqs $p.dp)) }}{{ end -}}
 {{- /* SGLang's tensor-parallel size is every device; with data-parallel
 attention as many ranks (attention on one device each), and it shares
 --max-running-requests among them. */ -}}
@@ -184,8 +192,9 @@ attention as many ranks (attention on one device each), and it shares
   (printf "--port=%d" (int $s.port))
   (printf "--tensor-parallel-size=%d" (int $p.tp))
   (printf "--pipeline-parallel-size=%d" (int $p.pp))
-  (printf "--max-model-len=%d" (int $p.maxModelLen))
-  (printf "--max-num-seqs=%d" (int $s.maxNumSeqs)) -}}
+  (printf "--max-model-len=%d" (int $p.maxModelLen)) -}}
+{{- /* 0: the engine's own default. */ -}}
+{{- if gt (int $p.maxNumSeqs) 0 }}{{ $args = append $args (printf "--max-num-seqs=%d" (int $p.maxNumSeqs)) }}{{ end -}}
 {{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
 from the two lengths above. */ -}}
 {{- if eq $p.platform "gpu" }}{{ $args = append $args (printf "--gpu-memory-utilization=%v" $s.memoryFraction) }}{{ end -}}
