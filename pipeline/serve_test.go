@@ -28,6 +28,7 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"serving.replicas=2,serving.startupMinutes=42,serving.maxModelLen=4096,serving.maxNumSeqs=16",
 		"serving.kvCacheDtype=fp8,serving.expertParallel=on,serving.maxModelLen=16384",
 		"serving.dataParallelAttention=on",
+		"serving.lora.adapters[0].name=a,serving.lora.adapters[0].hfRepo=org/a,serving.lora.adapters[0].rank=24,serving.lora.adapters[1].name=b,serving.lora.adapters[1].hfRepo=org/b",
 		"serving.dataParallelAttention=off,serving.engine=sglang",
 	}
 	compared, refused := 0, map[string]int{}
@@ -142,6 +143,18 @@ func compareServer(t *testing.T, set string, res *Result) {
 	}
 	if strings.Contains(argv, epFlag) != s.ExpertParallel {
 		t.Errorf("%s: expert parallel %v in the rules, the command: %s", set, s.ExpertParallel, argv)
+	}
+	loraFlags := fmt.Sprintf("--enable-lora --lora-modules a=%s", map[bool]string{true: "org/a", false: "/data/adapters/a"}[s.Pulls])
+	maxLoras := "--max-loras="
+	if s.Engine == "sglang" {
+		loraFlags = fmt.Sprintf("--lora-paths a=%s", map[bool]string{true: "org/a", false: "/data/adapters/a"}[s.Pulls])
+		maxLoras = "--max-loras-per-batch="
+	}
+	if strings.Contains(argv, loraFlags) != (len(s.Adapters) > 0) || strings.Contains(argv, fmt.Sprintf("%s%d", maxLoras, len(s.Adapters))) != (len(s.Adapters) > 0) {
+		t.Errorf("%s: adapters %v in the rules (pulled: %v), the command: %s", set, s.Adapters, s.Pulls, argv)
+	}
+	if (s.LoraRank > 0) != strings.Contains(argv, fmt.Sprintf("--max-lora-rank=%d", s.LoraRank)) {
+		t.Errorf("%s: LoRA rank %d in the rules, the command: %s", set, s.LoraRank, argv)
 	}
 	if s.Platform == "cpu" && s.MaxNumSeqs > 0 {
 		want := fmt.Sprint(max(1, (s.SequenceKVBytes*s.MaxNumSeqs+1<<30-1)>>30))

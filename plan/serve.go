@@ -34,6 +34,9 @@ type Serve struct {
 	// Service's name and port, and /v1); Model the name clients ask for.
 	Endpoint string `json:"endpoint"`
 	Model    string `json:"model"`
+	// Adapters are the LoRA adapters' names, which clients also send as
+	// the model.
+	Adapters []string `json:"adapters,omitempty"`
 	// Startup says what a server does before it answers, and how long the
 	// startup probe waits; StartupMinutes is that allowance.
 	Startup        string `json:"startup"`
@@ -45,7 +48,7 @@ func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoin
 	s := w.Server()
 	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: w.Nodes,
 		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes,
-		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: rules.FitEstimate(w).SequencesFit, MaxModelLen: s.MaxModelLen}
+		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: rules.FitEstimate(w).SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters}
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
 		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
@@ -118,7 +121,7 @@ func serveLine(s *Serve, c Compute) string {
 func serverLines(s *Serve) [][2]string {
 	lines := [][2]string{
 		{"Server", fmt.Sprintf("%s (%s) in %s", s.Engine, s.Image, s.Object)},
-		{"Endpoint", fmt.Sprintf("%s (OpenAI API; model %q)", s.Endpoint, s.Model)},
+		{"Endpoint", endpointLine(s)},
 		{"Start-up", s.Startup},
 		{"Sequences", sequencesLine(s)},
 	}
@@ -140,4 +143,17 @@ func sequencesLine(s *Serve) string {
 		return fmt.Sprintf("runs %d at once (serving.maxNumSeqs); %s", s.MaxNumSeqs, fit)
 	}
 	return fmt.Sprintf("the engine's default at once, no more than fit (serving.maxNumSeqs 0); %s", fit)
+}
+
+// endpointLine says where clients reach the server and the model names
+// they send: the base model's, and each LoRA adapter's.
+func endpointLine(s *Serve) string {
+	if len(s.Adapters) == 0 {
+		return fmt.Sprintf("%s (OpenAI API; model %q)", s.Endpoint, s.Model)
+	}
+	names := make([]string, len(s.Adapters))
+	for i, a := range s.Adapters {
+		names[i] = fmt.Sprintf("%q", a)
+	}
+	return fmt.Sprintf("%s (OpenAI API; model %q, or a LoRA adapter: %s)", s.Endpoint, s.Model, strings.Join(names, ", "))
 }

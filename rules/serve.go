@@ -60,6 +60,12 @@ type Server struct {
 	// then the server's devices, and TP and PP are 1; DP is 1 otherwise.
 	DataParallelAttention bool
 	DP                    int64
+	// Adapters are the LoRA adapters' names (serving.lora.adapters), which
+	// clients ask for as models; LoraRank the largest rank the server
+	// accepts (vLLM rounds it up to a size of its own), 0 for the engine's
+	// default.
+	Adapters []string
+	LoraRank int64
 	// StartupMinutes is the startup probe's allowance.
 	StartupMinutes int64
 }
@@ -108,6 +114,21 @@ func (w *Workload) Server() Server {
 		s.ServedName = w.ModelName
 	}
 	s.MemoryFraction, _ = num(w.V, "serving", "memoryFraction")
+	s.LoraRank = integer(w.V, "serving", "lora", "maxRank")
+	for _, a := range list(w.V, "serving", "lora", "adapters") {
+		s.Adapters = append(s.Adapters, str(a, "name"))
+		if integer(w.V, "serving", "lora", "maxRank") <= 0 {
+			s.LoraRank = max(s.LoraRank, integer(a, "rank"))
+		}
+	}
+	if want := s.LoraRank; s.Engine == "vllm" && want > 0 && want <= 512 {
+		// The smallest of vLLM's sizes that holds it.
+		for _, r := range []int64{512, 320, 256, 128, 64, 32, 16, 8, 1} {
+			if r >= want {
+				s.LoraRank = r
+			}
+		}
+	}
 	f := w.Facts()
 	s.DP = 1
 	devices := w.Nodes * w.ProcsPerNode()
@@ -219,6 +240,16 @@ func serveEstimate(w *Workload) Estimate {
 		shared, experts := f.WeightBytesSplit()
 		weights = float64(s.DP)*shared + experts
 		weightsBasis = fmt.Sprintf("%s: %s on each of %d data-parallel ranks + experts %s spread over them = %s", weightsText(f), human(shared), s.DP, human(experts), human(weights))
+	}
+	// vLLM and SGLang keep a slot for each adapter at the largest rank,
+	// on every linear layer: about 20 x hidden values of rank width per
+	// layer (q, k, v, o and the MLP's three; the engines' defaults, 16, when
+	// no rank is given).
+	if n := int64(len(s.Adapters)); n > 0 {
+		rank := max(s.LoraRank, 16)
+		lora := float64(n*rank*f.Layers*20*f.Hidden) * 2 * float64(s.DP)
+		weights += lora
+		weightsBasis += fmt.Sprintf(" + LoRA %s (%s of rank %d)", human(lora), Plural(n, "adapter"), rank)
 	}
 	// Each rank runs maxNumSeqs sequences in a cache of its own; with
 	// maxNumSeqs 0 the engine runs as many as its cache holds (up to its
@@ -344,6 +375,7 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 		add("/serving/pipelineParallel", "%s on %s has no pipeline parallelism; use serving.pipelineParallel: 1", s.Engine, s.Platform)
 	}
 	out = append(out, dataParallelShape(w, pos, s)...)
+	out = append(out, loraShape(w, pos, s)...)
 	// A server across nodes that takes part of each node leaves the rest
 	// of its devices, and the NICs they share, to nothing it serves.
 	if per := integer(w.Acc, "devicesPerNode"); w.Nodes > 1 && str(w.Acc, "resource") != "" && w.Devices < per {
@@ -386,6 +418,40 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	if w.autoscales() {
 		if lo, hi := integer(w.V, "serving", "autoscaling", "minReplicas"), integer(w.V, "serving", "autoscaling", "maxReplicas"); lo > hi {
 			add("/serving/autoscaling/minReplicas", "%d is more than maxReplicas %d", lo, hi)
+		}
+	}
+	return out
+}
+
+// loraShape is LR021 for LoRA adapters: a build that serves them, names
+// that are not the base model's or each other's, ranks the engine takes.
+func loraShape(w *Workload, pos *values.Positions, s Server) []Finding {
+	if len(s.Adapters) == 0 {
+		return nil
+	}
+	var out []Finding
+	add := func(sev Severity, ptr, format string, args ...any) {
+		out = append(out, at(pos, "LR021", sev, ptr, fmt.Sprintf(format, args...)))
+	}
+	if s.Build != nil && !boolean(s.Build, "lora") {
+		add(Error, "/serving/lora/adapters", "%s on %s serves no LoRA adapters; serve them on GPUs, or merge the adapter into the weights", s.Engine, s.Platform)
+	}
+	if s.Engine == "vllm" && s.LoraRank > 512 {
+		add(Error, "/serving/lora/maxRank", "vLLM takes LoRA ranks up to 512, and the adapters need %d", s.LoraRank)
+	}
+	seen := map[string]int{s.ServedName: -1}
+	for i, a := range list(w.V, "serving", "lora", "adapters") {
+		name, at := str(a, "name"), fmt.Sprintf("/serving/lora/adapters/%d", i)
+		if j, dup := seen[name]; dup {
+			other := "the base model's served name"
+			if j >= 0 {
+				other = fmt.Sprintf("adapter %d's name", j)
+			}
+			add(Error, at+"/name", "%s is also %s: clients could not tell them apart; name it otherwise", name, other)
+		}
+		seen[name] = i
+		if rev := str(a, "revision"); s.Pulls && rev != "" && rev != "main" {
+			add(Warning, at+"/revision", "the server loads adapter %s from the hub itself, at its main branch; revision %s is fetched only by the download step (download.enabled)", name, rev)
 		}
 	}
 	return out

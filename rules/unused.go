@@ -106,6 +106,12 @@ var unusedFields = []unusedField{
 		}
 		return ""
 	}},
+	{"/serving/lora/maxRank", func(w *Workload) string {
+		if w.Mode == "serve" && len(list(w.V, "serving", "lora", "adapters")) == 0 {
+			return "it is the largest rank of serving.lora.adapters, and there are none"
+		}
+		return ""
+	}},
 	{"/workload/prompt", promptUnused},
 	{"/workload/maxNewTokens", promptUnused},
 }

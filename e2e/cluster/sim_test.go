@@ -111,6 +111,8 @@ var examples = []struct {
 	// (MXFP4, sliding windows) on one.
 	{"serving/serve-gke-h200-qwen3-235b-a22b-moe-lws", gkeNodes("h200-141gb", 2), 2},
 	{"serving/serve-gke-h100-gpt-oss-120b", gkeNodes("h100-80gb", 1), 1},
+	// LoRA adapters downloaded with the weights, served beside them.
+	{"serving/serve-gke-h100-llama31-8b-lora", gkeNodes("h100-80gb", 1), 1},
 }
 
 func TestExamples(t *testing.T) {

@@ -129,7 +129,11 @@ env:
 {{- /* Hugging Face repositories of Llama 3 also hold Meta's original
 checkpoint under original/: take only the format the run reads. */}}
 {{- $filter := ternary (list "--include" "original/*") (list "--exclude" "original/*") (eq $v.model.format "meta") }}
-script: {{ printf "llm_run huggingface-cli download %s" (include "llm.sh.args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter)) | quote }}
+{{- $lines := list (printf "llm_run huggingface-cli download %s" (include "llm.sh.args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter))) }}
+{{- range get .step.inputs "adapters" | default list }}
+{{- $lines = append $lines (printf "llm_run huggingface-cli download %s" (include "llm.sh.args" (list .repo "--revision" .revision "--local-dir" .dir))) }}
+{{- end }}
+script: {{ join "\n" $lines | quote }}
 env:
   - name: HF_HUB_ENABLE_HF_TRANSFER
     value: "0"

@@ -96,6 +96,13 @@ it: a Python file by the interpreter, anything else as an executable. */ -}}
 {{- else -}}
 {{- $_ := set $in "repo" $m.hfRepo -}}
 {{- $_ := set $in "revision" $v.model.revision -}}
+{{- /* A server's LoRA adapters come down with its weights, each into a
+directory of its name. */ -}}
+{{- if and (eq $mode "serve") $v.serving.lora.adapters -}}
+{{- $adapters := list -}}
+{{- range $v.serving.lora.adapters }}{{ $adapters = append $adapters (dict "name" .name "repo" .hfRepo "revision" (get . "revision" | default "main") "dir" (printf "%s/adapters/%s" $mount .name)) }}{{ end -}}
+{{- $_ := set $in "adapters" $adapters -}}
+{{- end -}}
 {{- end -}}
 {{- $hash := toJson $in | sha256sum | trunc 12 -}}
 {{- $steps = append $steps (dict "name" "download" "marker" (printf "%s/download-%s.done" $markerDir $hash) "inputs" $in) -}}

@@ -42,6 +42,9 @@ llm.serve: what the serve templates derive, as JSON.
                     default, or 0 for the engine's own
   kvBytes           the KV cache of maxNumSeqs sequences (at least one) of
                     maxModelLen tokens
+  adapters, loraRank
+                    LoRA adapters ({name, path}) and the largest rank (0:
+                    the engine's default)
   expertParallel    true when the experts spread over the devices
   dataParallelAttention, dp, dpLocal
                     true when each device is a data-parallel rank of its
@@ -103,6 +106,18 @@ downloads them. */ -}}
 {{- $read := div (add (int64 $m.checkpointBytes) 5999999999) 6000000000 -}}
 {{- if $pulls }}{{ $read = mul $read 2 }}{{ end -}}
 {{- $startup := int $s.startupMinutes | default (add (int (get $build "startupMinutes" | default 10)) $read) | int -}}
+{{- /* LoRA adapters: from the claim where the download step put them, or
+from the hub. vLLM takes a rank from its own list of sizes. */ -}}
+{{- $adapters := list -}}
+{{- $rank := int $s.lora.maxRank -}}
+{{- range $s.lora.adapters -}}
+{{- $adapters = append $adapters (dict "name" .name "path" (ternary .hfRepo (printf "%s/adapters/%s" $v.storage.mountPath .name) $pulls)) -}}
+{{- if not (int $s.lora.maxRank) }}{{ $rank = max $rank (int (get . "rank" | default 0)) }}{{ end -}}
+{{- end -}}
+{{- if and (eq $s.engine "vllm") (gt $rank 0) (le $rank 512) -}}
+{{- $want := $rank -}}
+{{- range list 512 320 256 128 64 32 16 8 1 }}{{ if ge . $want }}{{ $rank = . }}{{ end }}{{ end -}}
+{{- end -}}
 {{- $env := list -}}
 {{- if $pulls -}}
 {{- /* The server's download cache is on the claim: a restarted server
@@ -141,6 +156,8 @@ default without it). */ -}}
   "maxModelLen" $maxLen
   "kvBytes" $kvBytes
   "maxNumSeqs" $seqs
+  "adapters" $adapters
+  "loraRank" $rank
   "expertParallel" $ep
   "dataParallelAttention" $dpa
   "dp" $dp
@@ -179,6 +196,12 @@ for a one-node server).
 attention as many ranks (attention on one device each), and it shares
 --max-running-requests among them. */ -}}
 {{- if $p.dataParallelAttention }}{{ $args = concat $args (list (printf "--dp-size=%d" (int $p.dp)) "--enable-dp-attention") }}{{ end -}}
+{{- with $p.adapters -}}
+{{- $args = append $args "--lora-paths" -}}
+{{- range . }}{{ $args = append $args (printf "%s=%s" .name .path) }}{{ end -}}
+{{- $args = append $args (printf "--max-loras-per-batch=%d" (len .)) -}}
+{{- if gt (int $p.loraRank) 0 }}{{ $args = append $args (printf "--max-lora-rank=%d" (int $p.loraRank)) }}{{ end -}}
+{{- end -}}
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8_e4m3" }}{{ end -}}
 {{- if $p.expertParallel }}{{ $args = append $args (printf "--ep-size=%d" (mul $p.tp $p.dp)) }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
@@ -198,6 +221,12 @@ attention as many ranks (attention on one device each), and it shares
 {{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
 from the two lengths above. */ -}}
 {{- if eq $p.platform "gpu" }}{{ $args = append $args (printf "--gpu-memory-utilization=%v" $s.memoryFraction) }}{{ end -}}
+{{- with $p.adapters -}}
+{{- $args = concat $args (list "--enable-lora" "--lora-modules") -}}
+{{- range . }}{{ $args = append $args (printf "%s=%s" .name .path) }}{{ end -}}
+{{- $args = append $args (printf "--max-loras=%d" (len .)) -}}
+{{- if gt (int $p.loraRank) 0 }}{{ $args = append $args (printf "--max-lora-rank=%d" (int $p.loraRank)) }}{{ end -}}
+{{- end -}}
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8" }}{{ end -}}
 {{- if $p.expertParallel }}{{ $args = append $args "--enable-expert-parallel" }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
@@ -339,6 +368,32 @@ doing: point there, and say which device counts would do. */ -}}
 {{- end -}}
 {{- if and $c.acc.resource (ne (mul $tp $pp (int $p.dp)) $procs) -}}
 {{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $c.nodes) (int $c.procsPerNode) $procs) -}}
+{{- end -}}
+{{- /* Data-parallel attention, experts and LoRA adapters (rules/serve.go:
+dataParallelShape, loraShape). */ -}}
+{{- $experts := int (get $m "experts" | default 0) -}}
+{{- if $p.dataParallelAttention -}}
+{{- if le $experts 1 -}}
+{{- $failures = append $failures (printf "LR021: /serving/dataParallelAttention: data-parallel attention serves a mixture-of-experts model, whose experts spread over the ranks; %s is dense: serve more copies of it with serving.replicas" $v.model.name) -}}
+{{- else if ne $p.platform "gpu" -}}
+{{- $failures = append $failures (printf "LR021: /serving/dataParallelAttention: data-parallel attention runs on GPUs; %s has %s accelerators" $v.accelerator.profile $p.platform) -}}
+{{- else if eq $s.expertParallel "off" -}}
+{{- $failures = append $failures "LR021: /serving/expertParallel: data-parallel attention spreads the experts over the ranks (expert parallelism); leave serving.expertParallel at auto or on" -}}
+{{- end -}}
+{{- range list "tensorParallel" "pipelineParallel" -}}
+{{- if gt (int (get $s .)) 0 }}{{ $failures = append $failures (printf "LR021: /serving/%s: with data-parallel attention each of the %d devices is a rank of its own; leave serving.%s at 0 (or set serving.dataParallelAttention: off)" . (int $p.dp) .) }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- if and $p.expertParallel (gt $experts 0) (ne (mod $experts (mul $tp $p.dp)) 0) -}}
+{{- $failures = append $failures (printf "LR021: %s: the %d experts of %s do not spread evenly over %d devices: choose a device count that divides them, or serving.expertParallel: off" (ternary "/serving/expertParallel" "/accelerator/devices" (eq $s.expertParallel "on")) $experts $v.model.name (mul $tp $p.dp)) -}}
+{{- end -}}
+{{- if and $p.adapters $p.build (not (get $p.build "lora")) -}}
+{{- $failures = append $failures (printf "LR021: /serving/lora/adapters: %s on %s serves no LoRA adapters; serve them on GPUs, or merge the adapter into the weights" $s.engine $p.platform) -}}
+{{- end -}}
+{{- $names := list $p.servedName -}}
+{{- range $i, $a := $p.adapters -}}
+{{- if has $a.name $names }}{{ $failures = append $failures (printf "LR021: /serving/lora/adapters/%d/name: %s is also the name of the base model or of an adapter before it: clients could not tell them apart; name it otherwise" $i $a.name) }}{{ end -}}
+{{- $names = append $names $a.name -}}
 {{- end -}}
 {{- if gt $pp (int (get $m "layers" | default $pp)) -}}
 {{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %d pipeline stages for the %d layers of %s" $pp (int (get $m "layers")) $v.model.name) -}}
