@@ -31,10 +31,7 @@ func TestClaimSizeIsTheChartsOverTheMatrix(t *testing.T) {
 			if err != nil {
 				continue // a variant a rule refuses for this example
 			}
-			objs, err := Decode(res.Objects)
-			if err != nil {
-				t.Fatal(err)
-			}
+			objs := decoded(t, res)
 			if checkClaimSize(t, fmt.Sprint(p, set), res, objs) {
 				checked++
 			}

@@ -24,10 +24,7 @@ func TestHubEndpointReachesWhatReadsTheHub(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		objs, err := Decode(res.Objects)
-		if err != nil {
-			t.Fatal(err)
-		}
+		objs := decoded(t, res)
 		seen := map[string]bool{}
 		for _, o := range objs {
 			for _, ct := range containers.Of(o.Doc) {

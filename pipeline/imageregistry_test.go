@@ -80,10 +80,7 @@ func TestImageRegistryReachesEveryImage(t *testing.T) {
 }
 
 func imagesOf(t *testing.T, res *Result) []string {
-	objs, err := Decode(res.Objects)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := decoded(t, res)
 	var out []string
 	for _, o := range objs {
 		for _, c := range containers.Of(o.Doc) {

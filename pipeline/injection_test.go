@@ -164,10 +164,7 @@ func TestInjectionIntoEveryStringField(t *testing.T) {
 				if got := objectIDs(res); got != ids {
 					t.Errorf("%s (base %.30s): objects changed:\n got %s\nwant %s", f, base, got, ids)
 				}
-				objs, err := Decode(res.Objects)
-				if err != nil {
-					t.Fatal(err)
-				}
+				objs := decoded(t, res)
 				for _, o := range objs {
 					if hasKey(o.Doc, "injected") {
 						t.Errorf("%s: the value added a key to %v/%v", f, o.Doc["kind"], o.Doc["metadata"])

@@ -57,10 +57,7 @@ func TestMatrix(t *testing.T) {
 		rendered++
 		acc := catalog["accelerators"].(map[string]any)[mc.Accelerator].(map[string]any)
 		resource, _ := acc["resource"].(string)
-		objs, err := Decode(res.Objects)
-		if err != nil {
-			t.Fatal(err)
-		}
+		objs := decoded(t, res)
 		checkDependsOn(t, set, objs)
 		checkClaimSize(t, set, res, objs)
 		for _, o := range res.Objects {

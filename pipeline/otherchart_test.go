@@ -20,10 +20,7 @@ func renderData(t *testing.T, chart string, src values.Sources) (map[string]map[
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := Decode(res.Objects)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := decoded(t, res)
 	out := map[string]map[string]any{}
 	for _, o := range objs {
 		if o.Doc["kind"] == "ConfigMap" {

@@ -70,10 +70,7 @@ func compareServer(t *testing.T, set string, res *Result) {
 	t.Helper()
 	w, _ := rules.NewWorkload(res.Values, res.Positions)
 	s := w.Server()
-	objs, err := Decode(res.Objects)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := decoded(t, res)
 	var run map[string]any
 	for _, o := range objs {
 		if k := o.Doc["kind"]; k == "Deployment" || k == "LeaderWorkerSet" {
@@ -191,3 +188,13 @@ func envValue(container map[string]any, name string) string {
 }
 
 func asSlice(v any) []any { l, _ := v.([]any); return l }
+
+// decoded is a render's objects as plain trees.
+func decoded(t *testing.T, res *Result) []rules.Object {
+	t.Helper()
+	objs, err := Decode(res.Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}

@@ -91,10 +91,7 @@ func TestShellScriptsQuoteArguments(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s/%s: %v", mode, profile, err)
 			}
-			objs, err := Decode(res.Objects)
-			if err != nil {
-				t.Fatal(err)
-			}
+			objs := decoded(t, res)
 			for _, o := range objs {
 				var scripts []chartScript
 				if o.Doc["kind"] == "RayJob" {
