@@ -374,14 +374,23 @@ func (w *Workload) needsKVMath() bool { return w.Mode == "serve" || w.Type == "i
 // only its size; a catalog entry without it would be sized as a model of
 // zero layers.
 func modelFacts(w *Workload, pos *values.Positions) []Finding {
-	missing := w.Facts().Missing()
-	if !w.needsKVMath() || len(missing) == 0 || w.demoModel() {
+	missing := w.missingFacts()
+	if len(missing) == 0 {
 		return nil
 	}
 	f := at(pos, "LR011", Error, "/model/name", fmt.Sprintf("catalog.models.%s lacks what the memory math of %s needs: %s; copy them from the model's config.json, or let 'llmrender model import CONFIG' write the whole entry",
 		w.ModelName, map[bool]string{true: "a server", false: "inference"}[w.Mode == "serve"], strings.Join(missing, ", ")))
 	f.Unwaivable = true
 	return []Finding{f}
+}
+
+// missingFacts are the facts the memory math of this workload needs and
+// its model lacks: none when it sizes no KV cache, or the model has none.
+func (w *Workload) missingFacts() []string {
+	if !w.needsKVMath() || w.demoModel() {
+		return nil
+	}
+	return w.Facts().Missing()
 }
 
 // demoModel tells whether the model is no transformer from a hub (the
@@ -392,7 +401,7 @@ func (w *Workload) demoModel() bool {
 
 // LR008: the model must fit in the memory of the devices requested.
 func fit(w *Workload, pos *values.Positions) []Finding {
-	if w.needsKVMath() && len(w.Facts().Missing()) > 0 && !w.demoModel() {
+	if len(w.missingFacts()) > 0 {
 		return nil // modelFacts says what is missing
 	}
 	if str(w.Acc, "resource") == "" && w.Mode != "serve" {
