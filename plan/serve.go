@@ -30,6 +30,8 @@ type Serve struct {
 	MaxModelLen  int64 `json:"maxModelLen"`
 	// Autoscaling names the autoscaler and what it watches, "" without one.
 	Autoscaling string `json:"autoscaling,omitempty"`
+	// Metrics names what scrapes the servers' metrics, "" for nothing.
+	Metrics string `json:"metrics,omitempty"`
 	// Endpoint is the OpenAI API's base URL inside the cluster (the
 	// Service's name and port, and /v1); Model the name clients ask for.
 	Endpoint string `json:"endpoint"`
@@ -58,6 +60,12 @@ func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoin
 		switch kind {
 		case "Deployment", "LeaderWorkerSet":
 			out.Object = kind + "/" + name(o)
+		case "PodMonitor":
+			interval := ""
+			if eps := asList(mapAt(o.Doc, "spec")["podMetricsEndpoints"]); len(eps) > 0 {
+				interval, _ = eps[0].(map[string]any)["interval"].(string)
+			}
+			out.Metrics = fmt.Sprintf("%s/%s: Prometheus scrapes the servers' /metrics every %s", kind, name(o), interval)
 		case "HorizontalPodAutoscaler", "ScaledObject":
 			out.Autoscaling = fmt.Sprintf("%s/%s, %d to %d servers on the queue (%s per server)", kind, name(o),
 				int64Of(w.V, "serving", "autoscaling", "minReplicas"), int64Of(w.V, "serving", "autoscaling", "maxReplicas"), queueTarget(w))
@@ -127,6 +135,9 @@ func serverLines(s *Serve) [][2]string {
 	}
 	if s.Autoscaling != "" {
 		lines = append(lines, [2]string{"Scaling", s.Autoscaling})
+	}
+	if s.Metrics != "" {
+		lines = append(lines, [2]string{"Metrics", s.Metrics})
 	}
 	return lines
 }

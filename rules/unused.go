@@ -106,6 +106,8 @@ var unusedFields = []unusedField{
 		}
 		return ""
 	}},
+	{"/serving/metrics/labels", metricsUnused},
+	{"/serving/metrics/interval", metricsUnused},
 	{"/serving/lora/maxRank", func(w *Workload) string {
 		if w.Mode == "serve" && len(list(w.V, "serving", "lora", "adapters")) == 0 {
 			return "it is the largest rank of serving.lora.adapters, and there are none"
@@ -191,3 +193,11 @@ func normalizeNumber(v any) any {
 
 // dotted is a values pointer as --set writes it.
 func dotted(ptr string) string { return strings.ReplaceAll(strings.TrimPrefix(ptr, "/"), "/", ".") }
+
+// metricsUnused: the PodMonitor's settings need the PodMonitor.
+func metricsUnused(w *Workload) string {
+	if w.Mode == "serve" && !boolean(w.V, "serving", "metrics", "podMonitor") {
+		return "it is a setting of the PodMonitor, and serving.metrics.podMonitor is false"
+	}
+	return ""
+}

@@ -52,6 +52,8 @@ var CRDSets = map[CRDSet][]CRDSource{
 		// still served, converted by Kueue's webhook.
 		{"sigs.k8s.io/kueue", "v0.19.2", "config/components/crd/bases/*.yaml", ""},
 		{"github.com/kubeflow/trainer/v2", "v2.3.0", "manifests/base/crds/*.yaml", ""},
+		// The servers' PodMonitor (serving.metrics.podMonitor).
+		{"github.com/prometheus-operator/prometheus-operator", "v0.90.1", "example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml", ""},
 	},
 	PreviousCRDs: {
 		// RayJob has spec.deletionPolicy, not spec.deletionStrategy (nor
@@ -80,6 +82,7 @@ var CRDSets = map[CRDSet][]CRDSource{
 		// mlPolicy.torch.numProcPerNode and elasticPolicy, and without
 		// jax, xgboost, flux or volumeClaimPolicies.
 		{"github.com/kubeflow/trainer/v2", "v2.1.0", "manifests/base/crds/*.yaml", ""},
+		{"github.com/prometheus-operator/prometheus-operator", "v0.80.1", "example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml", ""},
 	},
 }
 
