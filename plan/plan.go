@@ -56,9 +56,10 @@ type Compute struct {
 	Nodes          int64  `json:"nodes"`
 	DevicesPerNode int64  `json:"devicesPerNode"`
 	Resource       string `json:"resource,omitempty"`
-	Devices        int64  `json:"devices"`   // nodes x devices per node
-	WorldSize      int64  `json:"worldSize"` // processes: one per GPU, one per NeuronCore (two per Trainium chip)
-	Launch         string `json:"launch"`    // who starts them
+	Devices        int64  `json:"devices"`                  // nodes x devices per node
+	WorldSize      int64  `json:"worldSize"`                // processes: one per GPU, one per NeuronCore (two per Trainium chip)
+	Launch         string `json:"launch"`                   // who starts them
+	SlotsPerWorker int64  `json:"slotsPerWorker,omitempty"` // mpirun's, in mode mpijob
 }
 
 // Fabric is how the run's nodes exchange data, and at what bandwidth.
@@ -143,7 +144,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		res, _ := w.Acc["resource"].(string)
 		ranks := w.Ranks()
 		p.Compute = Compute{Nodes: w.Nodes, DevicesPerNode: w.Devices, Resource: res, Devices: w.Nodes * w.Devices,
-			WorldSize: ranks.WorldSize, Launch: ranks.Launch}
+			WorldSize: ranks.WorldSize, Launch: ranks.Launch, SlotsPerWorker: ranks.Slots}
 		if res == "" {
 			p.Compute.Devices, p.Compute.DevicesPerNode = 0, 0
 		}

@@ -22,6 +22,8 @@ type Ranks struct {
 	WorldSize int64
 	// Launch says who starts them, for the plan.
 	Launch string
+	// Slots are mpirun's per worker (mpijob), 0 elsewhere.
+	Slots int64
 }
 
 // Ranks derives the world size of the run's program.
@@ -33,22 +35,22 @@ func (w *Workload) Ranks() Ranks {
 	}
 	switch {
 	case str(w.Acc, "resource") == "":
-		return Ranks{w.Nodes, "one process per node"}
+		return Ranks{WorldSize: w.Nodes, Launch: "one process per node"}
 	case w.Mode == "mpijob":
 		slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
 		program := w.MPIProgram()
 		if slots == 1 && !strings.HasSuffix(program, ".py") {
-			return Ranks{w.Nodes * procs, fmt.Sprintf("mpirun starts %s once on each of %s, which starts one process per %s", program, workers(w.Nodes), per)}
+			return Ranks{w.Nodes * procs, fmt.Sprintf("mpirun starts %s once on each of %s, which starts one process per %s", program, workers(w.Nodes), per), slots}
 		}
-		return Ranks{w.Nodes * slots, fmt.Sprintf("mpirun starts %s on %d slot(s) of each of %s", program, slots, workers(w.Nodes))}
+		return Ranks{w.Nodes * slots, fmt.Sprintf("mpirun starts %s on %d slot(s) of each of %s", program, slots, workers(w.Nodes)), slots}
 	case w.Mode == "rayjob":
 		workers := integer(w.V, "ray", "workers")
 		if workers <= 0 {
 			workers = w.Nodes * procs
 		}
-		return Ranks{workers, fmt.Sprintf("Ray train workers, one per %s", per)}
+		return Ranks{WorldSize: workers, Launch: fmt.Sprintf("Ray train workers, one per %s", per)}
 	}
-	return Ranks{w.Nodes * procs, "one process per " + per}
+	return Ranks{WorldSize: w.Nodes * procs, Launch: "one process per " + per}
 }
 
 // MPIProgram is what mpirun starts on every slot: workload.script, or

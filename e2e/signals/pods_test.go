@@ -76,6 +76,7 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 			out = append(out, rayUnits(at, o.Doc, progs, workingDir)...)
 			continue
 		}
+		topology := operatorTopology(o.Doc)
 		walkPodSpecs(o.Doc, func(spec map[string]any) {
 			for _, key := range []string{"initContainers", "containers"} {
 				for _, c := range maps(spec[key]) {
@@ -83,6 +84,7 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 						continue // a patch of a container, not one
 					}
 					u := newUnit(at, kind, spec, c, progs)
+					u.setOperatorEnv(topology)
 					u.argv = append(strs(c["command"]), strs(c["args"])...)
 					if len(strs(c["command"])) == 0 {
 						u.skip = "runs its image's entrypoint"
@@ -216,6 +218,53 @@ func newUnit(at, kind string, spec, c map[string]any, progs []string) *unit {
 		}
 	}
 	return u
+}
+
+// operatorTopology is what an operator tells the pods of an object about
+// its size, as the operator derives it: the training operator's PET_NNODES
+// and WORLD_SIZE (the replicas; min:max when elastic), the LeaderWorkerSet
+// controller's LWS_GROUP_SIZE.
+func operatorTopology(doc map[string]any) map[string]string {
+	out := map[string]string{}
+	switch doc["kind"] {
+	case "PyTorchJob":
+		var n int64
+		if specs, ok := dig(doc, "spec", "pytorchReplicaSpecs").(map[string]any); ok {
+			for _, r := range specs {
+				n += toInt64(dig(r, "replicas"))
+			}
+		}
+		out["PET_NNODES"], out["WORLD_SIZE"] = fmt.Sprint(n), fmt.Sprint(n)
+		if e, ok := dig(doc, "spec", "elasticPolicy").(map[string]any); ok {
+			out["PET_NNODES"] = fmt.Sprintf("%d:%d", toInt64(e["minReplicas"]), toInt64(e["maxReplicas"]))
+		}
+	case "LeaderWorkerSet":
+		out["LWS_GROUP_SIZE"] = fmt.Sprint(toInt64(dig(doc, "spec", "leaderWorkerTemplate", "size")))
+	}
+	return out
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+// setOperatorEnv puts an object's topology in place of the test's
+// defaults in operatorEnv; the container's own variables still win.
+func (u *unit) setOperatorEnv(topology map[string]string) {
+	for i, kv := range u.env {
+		k, _, _ := strings.Cut(kv, "=")
+		if v, ok := topology[k]; ok && i < len(operatorEnv) {
+			u.env[i] = k + "=" + v
+		}
+	}
 }
 
 // resolve turns the command into what the kubelet runs: $(VAR) from the

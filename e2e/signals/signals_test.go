@@ -23,7 +23,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,6 +33,7 @@ import (
 	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/internal/matrix"
 	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/plan"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
@@ -66,6 +69,7 @@ func requireRoot(t *testing.T) {
 type workload struct {
 	name  string
 	units []*unit
+	plan  *plan.Plan // what llmrender plan says of the render
 }
 
 // workloads renders every example and a slice of the matrix: every mode on
@@ -87,7 +91,7 @@ func workloads(t *testing.T) []workload {
 		if err != nil {
 			t.Fatalf("%s: %v", ex.Name, err)
 		}
-		out = append(out, workload{name: ex.Name, units: units(t, ex.Name, res)})
+		out = append(out, workload{name: ex.Name, units: units(t, ex.Name, res), plan: planOf(t, res)})
 	}
 	for _, acc := range []string{"h100-80gb", "trn1-32xlarge"} {
 		for _, mode := range matrix.Modes {
@@ -112,11 +116,92 @@ func workloads(t *testing.T) []workload {
 				if err != nil {
 					t.Fatalf("%s: %v", mc, err)
 				}
-				out = append(out, workload{name: mc.String(), units: units(t, mc.String(), res)})
+				out = append(out, workload{name: mc.String(), units: units(t, mc.String(), res), plan: planOf(t, res)})
 			}
 		}
 	}
 	return out
+}
+
+func planOf(t *testing.T, res *pipeline.Result) *plan.Plan {
+	p, err := plan.Build(res, "llm", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkTopology: the launchers the container started (the stand-ins'
+// records of a run where every program ends at once) start what the plan
+// says: torchrun nnodes x nproc_per_node = the world size, when the
+// command gives both (the operators fill in the rest); mpirun -np = the
+// workers x slots; a server tensor x pipeline x data parallel = the
+// devices of a server. It returns the launchers checked.
+func checkTopology(o outcome, p *plan.Plan) ([]string, error) {
+	var checked []string
+	for name, r := range o.records {
+		if !strings.HasPrefix(name, "start.") || len(r.Argv) == 0 {
+			continue
+		}
+		argv := r.Argv[1:]
+		switch filepath.Base(r.Argv[0]) {
+		case "torchrun":
+			nodes, okN := flagInt(argv, "--nnodes")
+			procs, okP := flagInt(argv, "--nproc_per_node", "--nproc-per-node")
+			if !okN || !okP {
+				continue
+			}
+			checked = append(checked, "torchrun")
+			if nodes*procs != p.Compute.WorldSize {
+				return checked, fmt.Errorf("torchrun starts %d x %d = %d processes; plan says world size %d (%s)", nodes, procs, nodes*procs, p.Compute.WorldSize, p.Compute.Launch)
+			}
+		case "mpirun":
+			np, ok := flagInt(argv, "-np", "-n")
+			if !ok {
+				continue
+			}
+			checked = append(checked, "mpirun")
+			if want := p.Compute.Nodes * p.Compute.SlotsPerWorker; np != want {
+				return checked, fmt.Errorf("mpirun -np %d; the plan's %d workers x %d slots are %d", np, p.Compute.Nodes, p.Compute.SlotsPerWorker, want)
+			}
+		case "vllm", "python3":
+			if p.Serve == nil || p.Compute.Resource == "" || (filepath.Base(r.Argv[0]) == "python3" && !slices.Contains(argv, "sglang.launch_server")) {
+				continue
+			}
+			tp, _ := flagInt(argv, "--tensor-parallel-size", "--tp-size")
+			pp, _ := flagInt(argv, "--pipeline-parallel-size", "--pp-size")
+			dp, ok := flagInt(argv, "--data-parallel-size")
+			if !ok || filepath.Base(r.Argv[0]) == "python3" {
+				dp = 1 // SGLang's --tp-size is every device
+			}
+			checked = append(checked, filepath.Base(r.Argv[0]))
+			if devices := p.Compute.WorldSize; tp*pp*dp != devices {
+				return checked, fmt.Errorf("the server runs tensor %d x pipeline %d x data %d parallel = %d ranks; the plan's server has %d (%s)", tp, pp, dp, tp*pp*dp, devices, p.Compute.Launch)
+			}
+		}
+	}
+	return checked, nil
+}
+
+// flagInt reads a numeric flag as --name=N or --name N.
+func flagInt(argv []string, names ...string) (int64, bool) {
+	for i, a := range argv {
+		for _, n := range names {
+			v, ok := strings.CutPrefix(a, n+"=")
+			if !ok && a == n && i+1 < len(argv) {
+				v, ok = argv[i+1], true
+			}
+			if ok {
+				// torchrun's min:max nodes, when the two are one.
+				if lo, hi, ok := strings.Cut(v, ":"); ok && lo == hi {
+					v = lo
+				}
+				x, err := strconv.ParseInt(v, 10, 64)
+				return x, err == nil
+			}
+		}
+	}
+	return 0, false
 }
 
 // verdict is one check of a unit, and its failure.
@@ -233,6 +318,9 @@ func checkWorkload(t *testing.T, b *box, w workload) map[*unit][]verdict {
 				err = withOutput(fmt.Errorf("with every program ending with 0, it ended with %d", e.status), e)
 			}
 			out[u] = append(out[u], verdict{"runs to its end", err})
+			if launchers, err := checkTopology(e, w.plan); len(launchers) > 0 {
+				out[u] = append(out[u], verdict{"starts the plan's topology (" + strings.Join(launchers, ", ") + ")", err})
+			}
 		}
 		o := b.run(t, u, t.TempDir(), modeSignal, 0, syscall.SIGTERM)
 		waits := o.polls > 0 && o.started == 0
@@ -323,6 +411,7 @@ func TestContainersPassTERMToTheirProgram(t *testing.T) {
 
 	total, passed, checks, checksPassed := 0, 0, 0, 0
 	kinds := map[string]bool{}
+	launchers := map[string]int{}
 	skipped := map[string]bool{}
 	ran := 0
 	for i, w := range ws {
@@ -347,6 +436,11 @@ func TestContainersPassTERMToTheirProgram(t *testing.T) {
 			}
 			for _, v := range results[i][u] {
 				checks++
+				if l, ok := strings.CutPrefix(v.what, "starts the plan's topology ("); ok {
+					for _, name := range strings.Split(strings.TrimSuffix(l, ")"), ", ") {
+						launchers[name]++
+					}
+				}
 				if v.err != nil {
 					ok = false
 					t.Errorf("%s: %s: %v\n    command: %s", u.where, v.what, v.err, clip(strings.Join(u.argv, " ")))
@@ -372,8 +466,14 @@ func TestContainersPassTERMToTheirProgram(t *testing.T) {
 	t.Logf("%d workloads; long-running containers that pass the kubelet's signals on: %d of %d (checks: %d of %d)", ran, passed, total, checksPassed, checks)
 	t.Logf("kinds run: %s", strings.Join(names, ", "))
 	t.Logf("not run: %s", strings.Join(skips, "; "))
+	t.Logf("launchers checked against the plan's topology: %v", launchers)
 	if ran < len(ws) {
 		return // a selection of the workloads: the kinds are not all there
+	}
+	for _, l := range []string{"torchrun", "mpirun", "vllm"} {
+		if launchers[l] == 0 {
+			t.Errorf("no %s was checked against the plan's topology: the test no longer covers it", l)
+		}
 	}
 	for _, k := range requiredKinds {
 		if !kinds[k] {
