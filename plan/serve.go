@@ -83,9 +83,12 @@ func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoin
 	}
 	read := fmt.Sprintf("~%d min for %s at %s/s", max(1, int(checkpoint/downloadRate/60+0.5)), bytesText(checkpoint), bytesText(downloadRate))
 	var parts []string
-	if s.Pulls {
+	switch {
+	case s.Pulls:
 		parts = append(parts, "each server downloads the weights from Hugging Face into the claim's cache, then loads them ("+read+", each)")
-	} else {
+	case w.Server().Offline:
+		parts = append(parts, "each server loads the weights that are on the claim already (download.offline: nothing downloads them; "+read+")")
+	default:
 		parts = append(parts, "the download step fetches the weights once, before any server starts; each server then loads them ("+read+")")
 	}
 	if s.Platform == "neuron" {

@@ -28,7 +28,9 @@ type Server struct {
 	Replicas int64
 	// Pulls is true when the server downloads the weights itself (no
 	// download step before it).
-	Pulls      bool
+	Pulls bool
+	// Offline: the weights are on the claim already (download.offline).
+	Offline    bool
 	ServedName string
 	// MaxModelLen is serving.maxModelLen, or the model's context length up
 	// to 8192; MaxNumSeqs the sequences a server runs at once:
@@ -105,7 +107,8 @@ func (w *Workload) Server() Server {
 	if w.autoscales() {
 		s.Replicas = max(1, integer(w.V, "serving", "autoscaling", "maxReplicas"))
 	}
-	s.Pulls = !w.downloads()
+	s.Offline = boolean(w.V, "download", "offline")
+	s.Pulls = !w.downloads() && !s.Offline
 	s.ServedName = str(w.V, "serving", "servedModelName")
 	if s.ServedName == "" {
 		s.ServedName = str(w.Model, "hfRepo")
@@ -200,7 +203,7 @@ func (w *Workload) ProcsPerNode() int64 { return w.Devices * w.NeuronCoresPerDev
 // downloads tells whether the download step runs before the run: it is
 // enabled and has something to fetch.
 func (w *Workload) downloads() bool {
-	if !boolean(w.V, "download", "enabled") {
+	if !boolean(w.V, "download", "enabled") || boolean(w.V, "download", "offline") {
 		return false
 	}
 	return str(w.V, "download", "source") != "huggingface" || str(w.Model, "hfRepo") != ""

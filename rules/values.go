@@ -433,7 +433,7 @@ func fit(w *Workload, pos *values.Positions) []Finding {
 
 // LR009: gated downloads need a token Secret; Meta downloads need the URL Secret.
 func gatedDownload(w *Workload, pos *values.Positions) []Finding {
-	if !boolean(w.V, "download", "enabled") {
+	if !w.downloads() {
 		return nil
 	}
 	source := str(w.V, "download", "source")

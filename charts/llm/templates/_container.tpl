@@ -216,10 +216,15 @@ added before the user's).
 {{- end }}
 {{- end -}}
 
-{{/* llm.env.hub: how a container reaches the Hugging Face hub: its address
-(HF_ENDPOINT, for a mirror inside the network) and HF_TOKEN from the token
-Secret, each when the values name one. Inputs (dict): root. */}}
+{{/* llm.env.hub: how a container reaches the Hugging Face hub: not at all
+(HF_HUB_OFFLINE, download.offline), its address (HF_ENDPOINT, for a mirror
+inside the network) and HF_TOKEN from the token Secret, each when the values
+say so. Inputs (dict): root. */}}
 {{- define "llm.env.hub" -}}
+{{- if .root.Values.download.offline }}
+- name: HF_HUB_OFFLINE
+  value: "1"
+{{- end }}
 {{- with .root.Values.download.endpoint }}
 - name: HF_ENDPOINT
   value: {{ . | quote }}

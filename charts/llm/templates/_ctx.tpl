@@ -88,7 +88,7 @@ it: a Python file by the interpreter, anything else as an executable. */ -}}
 {{- /* The steps before the run, in order. */ -}}
 {{- $steps := list -}}
 {{- $after := "" -}}
-{{- $download := and $v.download.enabled (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
+{{- $download := and $v.download.enabled (not $v.download.offline) (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
 {{- if $download -}}
 {{- $in := dict "step" "download" "source" $v.download.source "format" $v.model.format "dir" $modelDir -}}
 {{- if eq $v.download.source "meta" -}}

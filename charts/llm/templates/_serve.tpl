@@ -77,7 +77,9 @@ all of them. */ -}}
 {{- $dp := 1 -}}
 {{- if $dpa }}{{ $dp = $devices }}{{ $tp = 1 }}{{ $pp = 1 }}{{ end -}}
 {{- $lws := gt (int $c.nodes) 1 -}}
-{{- $pulls := true -}}
+{{- /* The server downloads the weights itself unless a step does, or
+they are on the claim already (download.offline). */ -}}
+{{- $pulls := not $v.download.offline -}}
 {{- range $c.steps }}{{ if eq .name "download" }}{{ $pulls = false }}{{ end }}{{ end -}}
 {{- $repo := get $m "hfRepo" | default $v.model.name -}}
 {{- /* The KV cache (model.Facts.KVBytes computes the same): keys and
