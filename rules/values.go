@@ -106,7 +106,7 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(v, pos)
 	fs = append(fs, unknownWaivers(v, pos)...)
 	rulesToRun := []func(*Workload, *values.Positions) []Finding{
-		metaModelParallel, sharedStorage, storageClassModes, modelFacts, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving, mpiRanks,
+		metaModelParallel, sharedStorage, storageClassModes, modelFacts, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving, mpiRanks, imageAccelerator,
 	}
 	if w == nil {
 		// The model or the profile is unknown (LR011): the rules that do
