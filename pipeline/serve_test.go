@@ -198,3 +198,45 @@ func decoded(t *testing.T, res *Result) []rules.Object {
 	}
 	return objs
 }
+
+// serving.autoscaling.targetKVCacheUsage adds a KEDA trigger on the
+// servers' KV caches' average use, with the engine's own gauge.
+func TestKEDATriggersOnKVCacheUse(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for engine, gauge := range map[string]string{"vllm": "vllm:kv_cache_usage_perc", "sglang": "sglang:token_usage"} {
+		for _, target := range []float64{0, 0.8} {
+			src := values.Sources{
+				Files:   []string{"../examples/serving/serve-gke-h100-llama31-8b-instruct.yaml"},
+				Set:     []string{"storage.storageClassName=standard-rwx,serving.autoscaling.kind=keda,serving.engine=" + engine},
+				SetJSON: []string{fmt.Sprintf("serving.autoscaling.targetKVCacheUsage=%g", target)},
+			}
+			res, err := Render(Request{Chart: c, Sources: src})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var triggers []any
+			for _, o := range decoded(t, res) {
+				if o.Doc["kind"] == "ScaledObject" {
+					triggers, _ = o.Doc["spec"].(map[string]any)["triggers"].([]any)
+				}
+			}
+			want := 1
+			if target > 0 {
+				want = 2
+			}
+			if len(triggers) != want {
+				t.Fatalf("%s, target %g: %d triggers, want %d", engine, target, len(triggers), want)
+			}
+			if target > 0 {
+				kv := triggers[1].(map[string]any)
+				md := kv["metadata"].(map[string]any)
+				if !strings.Contains(fmt.Sprint(md["query"]), "avg("+gauge+"{") || md["threshold"] != "0.8" || kv["metricType"] != "Value" {
+					t.Errorf("%s: the KV cache trigger is %v", engine, kv)
+				}
+			}
+		}
+	}
+}

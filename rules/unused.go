@@ -106,6 +106,12 @@ var unusedFields = []unusedField{
 		}
 		return ""
 	}},
+	{"/serving/autoscaling/targetKVCacheUsage", func(w *Workload) string {
+		if w.Mode == "serve" && str(w.V, "serving", "autoscaling", "kind") != "keda" {
+			return "it is a trigger of the KEDA ScaledObject (serving.autoscaling.kind: keda); an HPA scales on the queue metric your prometheus-adapter serves"
+		}
+		return ""
+	}},
 	{"/serving/metrics/labels", metricsUnused},
 	{"/serving/metrics/interval", metricsUnused},
 	{"/serving/lora/maxRank", func(w *Workload) string {

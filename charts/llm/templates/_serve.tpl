@@ -155,6 +155,7 @@ default without it). */ -}}
   "pulls" $pulls
   "servedName" ($s.servedModelName | default $repo)
   "queueMetric" (get $server "queueMetric" | default "")
+  "kvCacheMetric" (get $server "kvCacheMetric" | default "")
   "maxModelLen" $maxLen
   "kvBytes" $kvBytes
   "maxNumSeqs" $seqs
