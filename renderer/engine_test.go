@@ -170,10 +170,11 @@ func TestRequiredAndFailMessages(t *testing.T) {
 		{"a: 1\nb: {{ required \"set .Values.x\" .Values.x }}", "t/templates/x.yaml:2:6: set .Values.x"},
 		{"{{ required \"empty\" \"\" }}", "t/templates/x.yaml:1:3: empty"},
 		{"{{ fail \"stop here\" }}", "t/templates/x.yaml:1:3: stop here"},
-		// Through include, the innermost location is reported.
-		{"{{ include \"r\" . }}", "t/templates/_h.tpl:1:19: inner"},
+		// Through include, the innermost location is reported, and the
+		// includes that led there.
+		{"{{ include \"r\" . }}", "t/templates/_h.tpl:1:19: inner (included from t/templates/x.yaml:1:3)"},
 		{"{{ .Values.a.b.c }}", "t/templates/x.yaml:1:10: <.Values.a.b.c>: nil pointer evaluating interface {}.b"},
-		{"{{ include \"nope\" . }}", `t/templates/x.yaml:1:3: <include "nope" .>: template: no template "nope" associated with template "gotpl"`},
+		{"{{ include \"nope\" . }}", `t/templates/x.yaml:1:3: <include "nope" .>: no template "nope" is defined in the chart`},
 	}
 	extra := map[string]string{"templates/_h.tpl": `{{ define "r" }}{{ required "inner" .Values.q }}{{ end }}`}
 	for _, c := range cases {
