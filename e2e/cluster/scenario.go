@@ -456,7 +456,22 @@ func finished(o *unstructured.Unstructured) (string, bool) {
 		phase, _, _ := unstructured.NestedString(o.Object, "status", "phase")
 		return "phase " + phase, phase == "Bound"
 	}
-	return "", true
+	if settings[o.GetKind()] {
+		return "", true
+	}
+	// A kind nobody taught the simulator to finish is not taken as done:
+	// it would pass whatever happened to it.
+	return "a kind the simulated cluster does not know how to finish", false
+}
+
+// settings are the kinds that hold configuration, not work: they are done
+// once they exist.
+var settings = map[string]bool{
+	"Service": true, "ServiceAccount": true, "ConfigMap": true, "Secret": true,
+	"Role": true, "RoleBinding": true, "NetworkPolicy": true,
+	"PodDisruptionBudget": true, "HorizontalPodAutoscaler": true, "ScaledObject": true, "PodMonitor": true,
+	"LocalQueue": true, "ClusterQueue": true, "ResourceFlavor": true, "Queue": true,
+	"ResourceClaimTemplate": true, "TrainingRuntime": true, "ClusterTrainingRuntime": true,
 }
 
 // pending lists the namespace's pods that are still Pending, with the
