@@ -112,6 +112,17 @@ var unusedFields = []unusedField{
 		}
 		return ""
 	}},
+	{"/networkPolicy/clients", func(w *Workload) string {
+		switch {
+		case !boolean(w.V, "networkPolicy", "enabled"):
+			return "it is a setting of the NetworkPolicies, and networkPolicy.enabled is false"
+		case w.Mode != "serve" && !boolean(w.V, "tensorboard", "enabled"):
+			return "clients reach a server (mode serve) or TensorBoard, and this workload runs neither"
+		}
+		return ""
+	}},
+	{"/networkPolicy/hubCIDRs", networkPolicyUnused},
+	{"/networkPolicy/dnsSelector", networkPolicyUnused},
 	{"/serving/metrics/labels", metricsUnused},
 	{"/serving/metrics/interval", metricsUnused},
 	{"/serving/lora/maxRank", func(w *Workload) string {
@@ -204,6 +215,14 @@ func dotted(ptr string) string { return strings.ReplaceAll(strings.TrimPrefix(pt
 func metricsUnused(w *Workload) string {
 	if w.Mode == "serve" && !boolean(w.V, "serving", "metrics", "podMonitor") {
 		return "it is a setting of the PodMonitor, and serving.metrics.podMonitor is false"
+	}
+	return ""
+}
+
+// networkPolicyUnused: the NetworkPolicies' settings need the policies.
+func networkPolicyUnused(w *Workload) string {
+	if !boolean(w.V, "networkPolicy", "enabled") {
+		return "it is a setting of the NetworkPolicies, and networkPolicy.enabled is false"
 	}
 	return ""
 }
