@@ -325,7 +325,7 @@ func TestAPIServerAcceptsPreviousOperators(t *testing.T) {
 		renders = append(renders, render{filepath.Base(ex), pipeline.Request{Sources: values.Sources{Files: []string{ex}}}})
 	}
 	for _, mode := range matrix.Modes {
-		for _, extra := range []string{"", ",kueue.queueName=team,kueue.localQueue.create=true,kueue.localQueue.clusterQueue=gpus,trainjob.runtime=torch-distributed,download.enabled=false,steps.preprocess.enabled=false"} {
+		for _, extra := range []string{"", ",kueue.queueName=team,kueue.localQueue.create=true,kueue.localQueue.clusterQueue=gpus,trainjob.runtime=torch-distributed,download.enabled=false,steps.preprocess.enabled=false,networkPolicy.enabled=true"} {
 			set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=h100-80gb,workload.nodes=%d,workload.script=train.py,workload.type=finetune,storage.storageClassName=standard-rwx,storage.accessMode=ReadWriteMany%s",
 				mode, map[bool]int{true: 1, false: 2}[mode == "pod" || mode == "job"], extra)
 			renders = append(renders, render{mode + extra, pipeline.Request{Sources: values.Sources{Set: []string{set}}}})
