@@ -53,7 +53,7 @@ func FuzzLint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		kept, waived, err := Lint(objs)
+		kept, waived, err := Lint(objs, LintOptions{})
 		if err != nil {
 			return
 		}

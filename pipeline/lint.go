@@ -15,7 +15,7 @@ const WaivedRulesAnnotation = "llmrender.dev/waived-rules"
 
 // Lint runs the manifest rules over objects read from files (any manifests,
 // not only llmrender's). Findings name the file and line of each object.
-func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
+func Lint(objs []*renderer.Object, opts LintOptions) (kept, waived []rules.Finding, err error) {
 	decoded, err := Decode(objs)
 	if err != nil {
 		return nil, nil, err
@@ -23,8 +23,15 @@ func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
 	for i := range decoded {
 		decoded[i].Line = objs[i].Line
 	}
-	kept, waived = lint(decoded)
+	kept, waived = lint(decoded, opts)
 	return kept, waived, nil
+}
+
+// LintOptions are the checks lint adds to the manifest rules.
+type LintOptions struct {
+	// RequireDigests: every image must name its digest (LR010), as
+	// global.imageDigests: require asks of a render.
+	RequireDigests bool
 }
 
 // LintFiles is Lint over manifest files, read one object at a time: only
@@ -33,7 +40,7 @@ func Lint(objs []*renderer.Object) (kept, waived []rules.Finding, err error) {
 // objects there were. The same object twice (in two files of a directory,
 // say) is a warning (LR022), and both are linted. Findings about a field
 // name the field's own line.
-func LintFiles(files []renderer.Rendered) (kept, waived []rules.Finding, objects int, err error) {
+func LintFiles(files []renderer.Rendered, opts LintOptions) (kept, waived []rules.Finding, objects int, err error) {
 	var decoded []rules.Object
 	var repeats []rules.Finding
 	decode := func(o *renderer.Object) (rules.Object, error) {
@@ -56,7 +63,7 @@ func LintFiles(files []renderer.Rendered) (kept, waived []rules.Finding, objects
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	kept, waived = lint(decoded)
+	kept, waived = lint(decoded, opts)
 	kept = append(kept, repeats...)
 	kept, waived = atFieldLines(files, kept), atFieldLines(files, waived)
 	return kept, waived, len(decoded), nil
@@ -76,7 +83,7 @@ func atFieldLines(files []renderer.Rendered, fs []rules.Finding) []rules.Finding
 	return fs
 }
 
-func lint(decoded []rules.Object) (kept, waived []rules.Finding) {
+func lint(decoded []rules.Object, opts LintOptions) (kept, waived []rules.Finding) {
 	waivers := map[string][]string{} // Where prefix of an object -> rule IDs
 	for i := range decoded {
 		meta, _ := decoded[i].Doc["metadata"].(map[string]any)
@@ -85,7 +92,9 @@ func lint(decoded []rules.Object) (kept, waived []rules.Finding) {
 			waivers[decoded[i].Where()] = strings.Split(strings.ReplaceAll(list, " ", ""), ",")
 		}
 	}
-	for _, f := range rules.CheckObjects(decoded, rules.FactsFrom(builtinValues())) {
+	facts := rules.FactsFrom(builtinValues())
+	facts.RequireDigests = opts.RequireDigests
+	for _, f := range rules.CheckObjects(decoded, facts) {
 		if ids, ok := waivers[f.Where]; ok && slices.Contains(ids, f.Rule) {
 			waived = append(waived, f)
 			continue

@@ -647,7 +647,7 @@ func undigestedImages(objs []Object, facts Facts) []Finding {
 		for _, c := range objcontainers.Of(o.Doc) {
 			if image := c.Image(); !strings.Contains(image, "@sha256:") {
 				out = append(out, objFinding("LR010", Error, o, c.Path,
-					"container %s runs %s, which names no digest, and global.imageDigests is require: pin it as %s@sha256:<digest> (crane digest %s prints it) where the values name it", c.Name(), image, image, image))
+					"container %s runs %s, which names no digest, and digests are required (global.imageDigests: require, or lint --require-digests): pin it as %s@sha256:<digest> (crane digest %s prints it)", c.Name(), image, image, image))
 			}
 		}
 	}

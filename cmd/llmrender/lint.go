@@ -20,6 +20,7 @@ func runLint(env *environment, args []string) error {
 	var rf reportFlags
 	rf.register(fs, "on stdout")
 	fs.StringVarP(&rf.format, "output", "o", "text", "the same as --format")
+	requireDigests := fs.Bool("require-digests", false, "every image must name its digest (image@sha256:...), as global.imageDigests: require asks of a render (LR010)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func runLint(env *environment, args []string) error {
 	for i, f := range files {
 		names[i] = f.Name
 	}
-	kept, waived, objects, err := pipeline.LintFiles(files)
+	kept, waived, objects, err := pipeline.LintFiles(files, pipeline.LintOptions{RequireDigests: *requireDigests})
 	if err != nil {
 		return rf.emit(env.stdout, newReport(names, ""), err)
 	}

@@ -48,6 +48,23 @@ func TestLintRuleFixtures(t *testing.T) {
 	}
 }
 
+// lint --require-digests names every container whose image has no digest,
+// and passes once each names one.
+func TestLintRequireDigests(t *testing.T) {
+	out := runCLI(t, "", "render", "-f", "../../examples/s3-mlx-fashion-mnist-pytorchjob.yaml")
+	r := runCLI(t, out.stdout, "lint", "--require-digests")
+	if r.code != 1 || strings.Count(r.stdout, "names no digest") != 1 {
+		t.Errorf("exit %d, want 1 and one finding:\n%s", r.code, r.stdout)
+	}
+	pinned := strings.ReplaceAll(out.stdout, "fashion-mnist-ddp:1.0", "fashion-mnist-ddp:1.0@sha256:"+strings.Repeat("ab", 32))
+	if r := runCLI(t, pinned, "lint", "--require-digests"); r.code != 0 {
+		t.Errorf("pinned: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := runCLI(t, out.stdout, "lint"); r.code != 0 {
+		t.Errorf("without the flag: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
 func TestLintInputs(t *testing.T) {
 	// A rendered example is clean; read from stdin and from a directory.
 	out := runCLI(t, "", "render", "-f", "../../examples/s2-eks-trn1-llama2-pretrain-ray.yaml")
