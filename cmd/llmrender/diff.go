@@ -33,10 +33,7 @@ func runDiff(env *environment, args []string) error {
 	each.register(fs)
 	var rf reportFlags
 	rf.register(fs, "on stderr")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := rf.check(); err != nil {
+	if err := rf.parse(fs, args); err != nil {
 		return err
 	}
 	if *against == "" {

@@ -24,10 +24,7 @@ func runFn(env *environment, args []string) error {
 	loadRestrictor := fs.String("load-restrictor", loadRootOnly, "which files the function config may name: "+loadRootOnly+" (inside the kustomization's directory or the package) or "+loadNone+" (any), as kustomize's flag")
 	var rf reportFlags
 	rf.register(fs, "on stderr")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := rf.check(); err != nil {
+	if err := rf.parse(fs, args); err != nil {
 		return err
 	}
 	if _, err := renderer.ParseKubeVersion(opts.KubeVersion); err != nil {

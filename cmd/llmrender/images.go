@@ -52,10 +52,7 @@ func runImages(env *environment, args []string) error {
 	format := fs.StringP("output", "o", "text", "text (one image a line) or json (each image with the objects and containers that use it)")
 	var rf reportFlags
 	rf.register(fs, "on stderr")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := rf.check(); err != nil {
+	if err := rf.parse(fs, args); err != nil {
 		return err
 	}
 	if *format != "text" && *format != "json" {

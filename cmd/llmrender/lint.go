@@ -21,10 +21,7 @@ func runLint(env *environment, args []string) error {
 	rf.register(fs, "on stdout")
 	fs.StringVarP(&rf.format, "output", "o", "text", "the same as --format")
 	requireDigests := fs.Bool("require-digests", false, "every image must name its digest (image@sha256:...), as global.imageDigests: require asks of a render (LR010)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := rf.check(); err != nil {
+	if err := rf.parse(fs, args); err != nil {
 		return err
 	}
 	paths := fs.Args()

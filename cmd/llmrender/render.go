@@ -118,10 +118,7 @@ func runRender(env *environment, args []string) error {
 	each.register(fs)
 	var rf reportFlags
 	rf.register(fs, "on stderr")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := rf.check(); err != nil {
+	if err := rf.parse(fs, args); err != nil {
 		return err
 	}
 	if each.dir != "" && *outDir == "" {
@@ -163,10 +160,7 @@ func runValidate(env *environment, args []string) error {
 	each.register(fs)
 	var rf reportFlags
 	rf.register(fs, "text on stderr, the others on stdout,")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := rf.check(); err != nil {
+	if err := rf.parse(fs, args); err != nil {
 		return err
 	}
 	req, err := vf.request(env, fs)

@@ -31,8 +31,11 @@ func (rf *reportFlags) register(fs *pflag.FlagSet, where string) {
 	fs.StringVar(&rf.file, "report-file", "", "write the findings to FILE (replaced atomically) instead")
 }
 
-// check validates --format after parsing.
-func (rf *reportFlags) check() error {
+// parse parses a command's flags and checks --format.
+func (rf *reportFlags) parse(fs *pflag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
 	w, err := report.New(rf.format)
 	if err != nil {
 		return usagef("--format: %v", err)
