@@ -139,6 +139,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	}
 	p := &Plan{Release: release, Namespace: namespace, Storage: []Claim{}, Findings: []Finding{}}
 	w, _ := rules.NewWorkload(res.Values, res.Positions)
+	var e rules.Estimate // LR008's, which the server's lines also read
 	if w != nil {
 		p.Model, p.Accelerator, p.Mode, p.Type = w.ModelName, w.Profile, w.Mode, w.Type
 		res, _ := w.Acc["resource"].(string)
@@ -151,7 +152,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		if f := w.Facts(); f.Transformer() {
 			p.ModelFacts = &ModelFacts{Facts: f, KVCacheDtype: w.KVCacheDtype(), KVBytesPerToken: f.KVBytesPerToken(w.KVCacheBytes()), Source: w.FactsSource()}
 		}
-		e := rules.FitEstimate(w)
+		e = rules.FitEstimate(w)
 		if e.HaveBytes > 0 && e.NeedBytes > 0 {
 			p.Fit = &Fit{NeedBytes: e.NeedBytes, HaveBytes: e.HaveBytes, Basis: e.Basis, HaveBasis: e.HaveBasis,
 				Fits: e.NeedBytes <= e.HaveBytes, UsedPercent: 100 * e.NeedBytes / e.HaveBytes}
@@ -184,7 +185,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	}
 	held(p.Steps, p.Peak, checkpoint)
 	if w != nil && w.Mode == "serve" {
-		p.Serve = serveOf(w, objs, namespace, checkpoint)
+		p.Serve = serveOf(w, e, objs, namespace, checkpoint)
 	}
 	for _, f := range res.Warnings {
 		p.Findings = append(p.Findings, Finding{f.Rule, string(f.Severity), f.Where, f.Message, false})

@@ -46,11 +46,11 @@ type Serve struct {
 }
 
 // serveOf reads the server from the values and the rendered objects.
-func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoint float64) *Serve {
+func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespace string, checkpoint float64) *Serve {
 	s := w.Server()
 	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: w.Nodes,
 		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes,
-		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: rules.FitEstimate(w).SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters}
+		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: fit.SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters}
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
 		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
@@ -86,7 +86,7 @@ func serveOf(w *rules.Workload, objs []rules.Object, namespace string, checkpoin
 	switch {
 	case s.Pulls:
 		parts = append(parts, "each server downloads the weights from Hugging Face into the claim's cache, then loads them ("+read+", each)")
-	case w.Server().Offline:
+	case s.Offline:
 		parts = append(parts, "each server loads the weights that are on the claim already (download.offline: nothing downloads them; "+read+")")
 	default:
 		parts = append(parts, "the download step fetches the weights once, before any server starts; each server then loads them ("+read+")")

@@ -118,17 +118,19 @@ func (w *Workload) Server() Server {
 	}
 	s.MemoryFraction, _ = num(w.V, "serving", "memoryFraction")
 	s.LoraRank = integer(w.V, "serving", "lora", "maxRank")
+	given := s.LoraRank > 0
 	for _, a := range list(w.V, "serving", "lora", "adapters") {
 		s.Adapters = append(s.Adapters, str(a, "name"))
-		if integer(w.V, "serving", "lora", "maxRank") <= 0 {
+		if !given {
 			s.LoraRank = max(s.LoraRank, integer(a, "rank"))
 		}
 	}
-	if want := s.LoraRank; s.Engine == "vllm" && want > 0 && want <= 512 {
-		// The smallest of vLLM's sizes that holds it.
-		for _, r := range []int64{512, 320, 256, 128, 64, 32, 16, 8, 1} {
-			if r >= want {
+	if s.Engine == "vllm" && s.LoraRank > 0 {
+		// The smallest of vLLM's sizes that holds it (above 512, LR021).
+		for _, r := range []int64{1, 8, 16, 32, 64, 128, 256, 320, 512} {
+			if r >= s.LoraRank {
 				s.LoraRank = r
+				break
 			}
 		}
 	}
@@ -267,7 +269,7 @@ func serveEstimate(w *Workload) Estimate {
 	if s.DP > 1 {
 		seqs = fmt.Sprintf("%d ranks x %s", s.DP, Plural(n, "sequence"))
 	}
-	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: sequence,
+	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: sequence, Ranks: s.DP,
 		Basis: fmt.Sprintf("%s + KV cache %s for %s x %d tokens (%s; %s)",
 			weightsBasis, human(cache), seqs, s.MaxModelLen, why, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
@@ -311,8 +313,12 @@ func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
 		return []Finding{at(pos, "LR008", Error, "/serving/maxModelLen", need+
 			"; not one sequence of that length fits beside the weights: lower serving.maxModelLen, or add nodes or devices")}
 	case e.NeedBytes > e.HaveBytes:
+		where := ""
+		if e.Ranks > 1 {
+			where = " on each rank"
+		}
 		return []Finding{at(pos, "LR008", Error, "/serving/maxNumSeqs", fmt.Sprintf(
-			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen, or add nodes or devices", need, seqs, map[bool]string{true: " on each rank"}[w.Server().DP > 1], seqs))}
+			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen, or add nodes or devices", need, seqs, where, seqs))}
 	case e.NeedBytes > 0.9*e.HaveBytes:
 		return []Finding{at(pos, "LR008", Warning, "/serving/maxNumSeqs", need+": less than 10% headroom for activations")}
 	}

@@ -334,8 +334,8 @@ type Estimate struct {
 	Serving                    bool
 	WeightBytes, SequenceBytes float64
 	// SequencesFit is how many sequences of maxModelLen the cache holds
-	// beside the weights (on each data-parallel rank).
-	SequencesFit int64
+	// beside the weights, on each of Ranks data-parallel ranks.
+	SequencesFit, Ranks int64
 }
 
 // FitEstimate computes the memory estimate of LR008.
