@@ -29,10 +29,7 @@ type Ranks struct {
 // Ranks derives the world size of the run's program.
 func (w *Workload) Ranks() Ranks {
 	procs := w.ProcsPerNode()
-	per := "device"
-	if w.NeuronCoresPerDevice() > 1 || strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
-		per = "NeuronCore"
-	}
+	per := w.procUnit()
 	switch {
 	case str(w.Acc, "resource") == "":
 		return Ranks{WorldSize: w.Nodes, Launch: "one process per node"}
@@ -77,10 +74,7 @@ func mpiRanks(w *Workload, pos *values.Positions) []Finding {
 	if str(w.V, "workload", "script") != "" {
 		at0 = "/workload/script"
 	}
-	per := "device"
-	if strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
-		per = "NeuronCore"
-	}
+	per := w.procUnit()
 	switch {
 	case strings.HasSuffix(program, ".py") && slots != procs:
 		return []Finding{at(pos, "LR012", Error, at0, fmt.Sprintf(
@@ -105,4 +99,13 @@ func Plural(n int64, noun string) string {
 		return fmt.Sprintf("%d %ses", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// procUnit names what a node runs one process per: a (logical) NeuronCore
+// on Trainium, a device elsewhere.
+func (w *Workload) procUnit() string {
+	if w.NeuronCoresPerDevice() > 1 || strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
+		return "NeuronCore"
+	}
+	return "device"
 }

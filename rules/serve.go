@@ -502,7 +502,7 @@ func dataParallelShape(w *Workload, pos *values.Positions, s Server) []Finding {
 
 // procsName names what a node's tensor-parallel ranks are.
 func procsName(w *Workload) string {
-	if w.NeuronCoresPerDevice() > 1 || strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
+	if w.procUnit() == "NeuronCore" {
 		return "logical NeuronCores"
 	}
 	return "devices"

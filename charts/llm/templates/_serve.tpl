@@ -112,9 +112,10 @@ downloads them. */ -}}
 from the hub. vLLM takes a rank from its own list of sizes. */ -}}
 {{- $adapters := list -}}
 {{- $rank := int $s.lora.maxRank -}}
+{{- $given := gt $rank 0 -}}
 {{- range $s.lora.adapters -}}
 {{- $adapters = append $adapters (dict "name" .name "path" (ternary .hfRepo (printf "%s/adapters/%s" $v.storage.mountPath .name) $pulls)) -}}
-{{- if not (int $s.lora.maxRank) }}{{ $rank = max $rank (int (get . "rank" | default 0)) }}{{ end -}}
+{{- if not $given }}{{ $rank = max $rank (int (get . "rank" | default 0)) }}{{ end -}}
 {{- end -}}
 {{- if and (eq $s.engine "vllm") (gt $rank 0) (le $rank 512) -}}
 {{- $want := $rank -}}
