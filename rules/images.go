@@ -36,10 +36,7 @@ var kindNames = map[string]string{"cpu": "no accelerator", "cuda": "NVIDIA GPUs 
 // for: cuda (NVIDIA), neuron (AWS Trainium and Inferentia), rocm (AMD), or
 // "" when it does not say.
 func imageBuiltFor(image string) string {
-	repo := strings.ToLower(image)
-	if i := strings.IndexAny(repo, "@"); i >= 0 {
-		repo = repo[:i]
-	}
+	repo, _, _ := strings.Cut(strings.ToLower(image), "@")
 	switch {
 	case strings.Contains(repo, "neuron"):
 		return "neuron"

@@ -113,10 +113,10 @@ var unusedFields = []unusedField{
 		return ""
 	}},
 	{"/networkPolicy/clients", func(w *Workload) string {
-		switch {
-		case !boolean(w.V, "networkPolicy", "enabled"):
-			return "it is a setting of the NetworkPolicies, and networkPolicy.enabled is false"
-		case w.Mode != "serve" && !boolean(w.V, "tensorboard", "enabled"):
+		if why := networkPolicyUnused(w); why != "" {
+			return why
+		}
+		if w.Mode != "serve" && !boolean(w.V, "tensorboard", "enabled") {
 			return "clients reach a server (mode serve) or TensorBoard, and this workload runs neither"
 		}
 		return ""
