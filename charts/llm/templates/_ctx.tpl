@@ -45,7 +45,9 @@ Hugging Face runs the cpu profile's image, which has huggingface-cli and no
 CUDA: it runs on any node, and the user's image may lack the CLI. */ -}}
 {{- $profileImage := get $a "image" | default $v.catalog.defaultImage -}}
 {{- $image := $v.workload.image | default $profileImage -}}
-{{- $downloadImage := $v.download.image | default (ternary (get (get $v.catalog.accelerators "cpu" | default dict) "image" | default "") "" (eq $v.download.source "huggingface")) | default $profileImage -}}
+{{- $downloadImage := $v.download.image -}}
+{{- if and (not $downloadImage) (eq $v.download.source "huggingface") }}{{ $downloadImage = get (get $v.catalog.accelerators "cpu" | default dict) "image" | default "" }}{{ end -}}
+{{- $downloadImage = $downloadImage | default $profileImage -}}
 {{- $devices := int $a.devicesPerNode -}}
 {{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
 {{- $nodes := int $v.workload.nodes -}}
