@@ -247,8 +247,10 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 			return
 		}
 	}
-	for _, c := range p.Spec.Containers {
-		for _, s := range parseContainer(c) {
+	progs := make([]program, len(p.Spec.Containers))
+	for i, c := range p.Spec.Containers {
+		progs[i] = parseContainer(c)
+		for _, s := range progs[i] {
 			if s.kind != server || !strings.Contains(s.text, "ray start") {
 				continue
 			}
@@ -268,8 +270,8 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 	}
 	done := make(chan bool, len(p.Spec.Containers))
 	servers := 0
-	for _, c := range p.Spec.Containers {
-		prog := parseContainer(c)
+	for i, c := range p.Spec.Containers {
+		prog := progs[i]
 		if len(prog) == 1 && prog[0].kind == server {
 			servers++
 			continue
