@@ -98,8 +98,11 @@ if [ -f "$marker" ]; then echo {{ include "llm.sh.quote" (printf "%s: already do
 {{- end }}
 {{ .work }}
 mkdir -p {{ include "llm.sh.quote" .markerDir }}
-printf '%s\n' {{ include "llm.sh.quote" (toJson .step.inputs) }} > "$marker.tmp"
-mv "$marker.tmp" "$marker"
+{{- /* Every rank of a step writes the marker, on a claim they share: each
+through a file of its own, renamed into place at once. */}}
+llm_tmp=$(mktemp "$marker.XXXXXX")
+printf '%s\n' {{ include "llm.sh.quote" (toJson .step.inputs) }} > "$llm_tmp"
+mv "$llm_tmp" "$marker"
 {{- end -}}
 
 {{/*
