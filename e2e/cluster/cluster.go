@@ -123,7 +123,9 @@ func (c *Cluster) start(t Tools) error {
 			return err
 		}
 	}
-	c.Runtime = newRuntime(c.ControlPlane)
+	if c.Runtime, err = newRuntime(ctx, c.ControlPlane, filepath.Join(c.Dir, "runtime")); err != nil {
+		return err
+	}
 	go c.Runtime.run(ctx)
 	go runProvisioner(ctx, c.Client)
 	// JobSet, LWS, Kueue and Trainer, with their webhooks (operators.go).

@@ -1,109 +1,42 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
-	"os"
-	"reflect"
+	"os/exec"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/llmrender/llmrender/e2e/cluster/standin"
 )
-
-// The interpreter reads the chart's step scripts, and the one-line form
-// llmrender once wrote, into the same statements.
-func TestParseScript(t *testing.T) {
-	kinds := func(p program) []string {
-		var out []string
-		names := map[statementKind]string{work: "work", gang: "gang", server: "server", wait: "wait", guard: "guard", write: "write", subshellStart: "(", subshellEnd: ")"}
-		for _, s := range p {
-			out = append(out, names[s.kind]+" "+s.path)
-		}
-		return out
-	}
-	cases := []struct {
-		name, script string
-		want         []string
-	}{
-		{"step", "set -eu\nmarker=/data/.llmrender/download-1.done\nif [ -f \"$marker\" ]; then echo 'done'; exit 0; fi\nuntil [ -f /data/.llmrender/x.done ]; do echo 'waiting; for x'; sleep 10; done\nhuggingface-cli download x --local-dir /data/m\nmkdir -p /data/.llmrender\nprintf '%s\\n' '{\"a\":1}' > \"$marker.tmp\"\nmv \"$marker.tmp\" \"$marker\"",
-			[]string{"guard /data/.llmrender/download-1.done", "wait /data/.llmrender/x.done", "work ", "write /data/.llmrender/download-1.done"}},
-		{"one line", "set -e; if [ -f /data/.llmrender/weights.done ]; then echo weights already downloaded; exit 0; fi; mkdir -p /data/.llmrender; huggingface-cli download x; touch /data/.llmrender/weights.done",
-			[]string{"guard /data/.llmrender/weights.done", "work ", "write /data/.llmrender/weights.done"}},
-		{"launcher", "set -eu\n(\nset -eu\nmarker=/s/p.done\nif [ -f \"$marker\" ]; then echo 'p'; exit 0; fi\nCOMPILE=1 mpirun -np 4 ./x.sh\nmv \"$marker.tmp\" \"$marker\"\n)\nCOMPILE=0 mpirun -np 4 ./x.sh",
-			[]string{"( ", "guard /s/p.done", "gang ", "write /s/p.done", ") ", "gang "}},
-		// The chart's helpers are skipped (their "$@" is the program of a
-		// later line); a step inside a longer script is a function that
-		// returns when its marker exists.
-		{"helpers", "set -eu\n# llm_run: runs a program\nllm_run() {\n  { (trap - INT QUIT; exec \"$@\" <&9 9<&-) & } 9<&0\n  wait \"$!\"\n}\nllm_pass() {\n  kill \"-$1\" \"$llm_pid\"\n}\ntrap 'exit 143' TERM; trap 'exit 130' INT; until [ -f /s/d.done ]; do echo 'waiting'; sleep 10 & wait $!; done; trap - TERM INT\nstep_precompile() {\nset -eu\nmarker=/s/p.done\nif [ -f \"$marker\" ]; then echo 'p'; return 0; fi\nllm_run env COMPILE=1 mpirun -np 4 ./x.sh\nmv \"$marker.tmp\" \"$marker\"\n}\nstep_precompile\nexec env COMPILE=0 mpirun -np 4 ./x.sh",
-			[]string{"wait /s/d.done", "( ", "guard /s/p.done", "gang ", "write /s/p.done", ") ", "work ", "gang "}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := kinds(parseScript(c.script)); !reflect.DeepEqual(got, c.want) {
-				t.Errorf("got %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
-// The chart's fabric wrapper runs the program as "$@" (the words after $0):
-// the runtime sees torchrun behind it, a gang like any other.
-func TestParseFabricWrapper(t *testing.T) {
-	for _, script := range []string{
-		// as llmrender once wrote it: a pipe through the guard
-		". /usr/local/gib/scripts/set_nccl_env.sh\nset -o pipefail\n\"$@\" 2>&1 | while IFS= read -r line; do\n  printf '%s\\n' \"$line\"\ndone",
-		// the program under llm_run, its output through the guard's filter
-		"llm_run() {\n  { (trap - INT QUIT; exec \"$@\" <&9 9<&-) & } 9<&0\n}\nset +u; . /usr/local/gib/scripts/set_nccl_env.sh\nllm_guard() {\n  while IFS= read -r line; do\n    printf '%s\\n' \"$line\"\n  done\n}\nexec 4>&1 5>&2 > >(llm_guard) 2>&1\nllm_run \"$@\" && llm_status=0 || llm_status=$?\nexit \"$llm_status\"",
-	} {
-		c := corev1.Container{Command: []string{"/bin/bash", "-c", script, "fabric", "torchrun", "--nnodes=2", "--nproc_per_node=8", "train.py"}}
-		gangs := 0
-		for _, s := range parseContainer(c) {
-			if s.kind == gang {
-				gangs++
-				if s.ranks != "2" {
-					t.Errorf("gang of %q ranks, want 2: %s", s.ranks, s.text)
-				}
-			}
-		}
-		if gangs != 1 {
-			t.Errorf("%d gangs in %v, want 1", gangs, parseContainer(c))
-		}
-	}
-}
-
-// The test binary is the `ray` stand-in too (RayStandInDir links it):
-// it runs as one before any test, with or without the e2e tag.
-func init() {
-	if os.Getenv(RayStandInEnv) != "" {
-		os.Exit(RunRayStandIn(os.Args[1:]))
-	}
-}
 
 // KubeRay pastes a rayStartParams value into its bash line as written:
 // plain JSON loses its quotes to bash, and ray start refuses it; the same
 // JSON in single quotes reaches it whole. The line is KubeRay v1.6's
 // (common/pod.go: ulimit, then ray start with the sorted --key=value
-// flags).
+// flags); bash runs it, and the stand-in reads what bash passed.
 func TestRayStartReadsResourcesAsBashPassesThem(t *testing.T) {
-	dir := t.TempDir()
-	if err := RayStandInDir(dir); err != nil {
-		t.Fatal(err)
+	argsOf := func(resources string) []string {
+		line := "ulimit -n 65536; ray start  --address=c-head-svc.ns.svc.cluster.local:6379  --block  --dashboard-agent-listen-port=52365  --memory=500000000000  --metrics-export-port=8080  --num-cpus=120  --resources=" + resources + " "
+		out, err := exec.Command("/bin/bash", "-c", `ray() { printf '%s\0' "$@"; }; `+line).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")[1:]
 	}
-	line := func(resources string) string {
-		return "ulimit -n 65536; ray start  --address=c-head-svc.ns.svc.cluster.local:6379  --block  --dashboard-agent-listen-port=52365  --memory=500000000000  --metrics-export-port=8080  --num-cpus=120  --resources=" + resources + " "
-	}
-	stmt := parseScript(line(`'{"neuron_cores":32}'`))[1]
-	if err := rayStart(dir, stmt.text); err != nil {
+	if err := standin.CheckRayStart(argsOf(`'{"neuron_cores":32}'`)); err != nil {
 		t.Errorf("single-quoted JSON: %v", err)
 	}
-	stmt = parseScript(line(`{"neuron_cores":32}`))[1]
-	err := rayStart(dir, stmt.text)
+	err := standin.CheckRayStart(argsOf(`{"neuron_cores":32}`))
 	if err == nil {
 		t.Fatal("plain JSON, which bash strips of its quotes, passed")
 	}
 	t.Logf("refused as it should be: %v", err)
-	if err := rayStart("", stmt.text); err == nil {
-		t.Error("no stand-in, and the line passed")
-	}
 }
 
 // The dashboard takes a package URI as working_dir, never a directory of
@@ -126,5 +59,108 @@ func TestDashboardRefusesLocalWorkingDir(t *testing.T) {
 		if err := checkRuntimeEnv(m); (err == nil) != ok {
 			t.Errorf("%s: accepted %v, want %v (%v)", env, err == nil, ok, err)
 		}
+	}
+}
+
+// testRuntime is a runtime whose cluster has two pods of an Indexed Job
+// (llm-0.llm and llm-1.llm, as a headless Service names them) and a
+// Service selecting the first.
+func testRuntime(t *testing.T) (*Runtime, []*corev1.Pod) {
+	pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	svcs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	var out []*corev1.Pod
+	for i, name := range []string{"llm-0", "llm-1"} {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-x", Namespace: "ns", UID: types.UID(name), Labels: map[string]string{"index": name}},
+			Spec: corev1.PodSpec{Hostname: name, Subdomain: "llm"}, Status: corev1.PodStatus{PodIP: "10.0.0." + string(rune('1'+i)), Phase: corev1.PodRunning}}
+		pods.Add(p)
+		out = append(out, p)
+	}
+	svcs.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "llm-master", Namespace: "ns"}, Spec: corev1.ServiceSpec{Selector: map[string]string{"index": "llm-0"}}})
+	return &Runtime{pods: pods, services: svcs, gangs: map[string]*gang{}, live: map[types.UID][]*running{}, log: map[string][]Event{}, problems: map[string][]string{}}, out
+}
+
+func rankIn(p *corev1.Pod, argv []string, env ...string) *running {
+	s := &running{pod: p, argv: argv, env: map[string]string{"HOSTNAME": p.Spec.Hostname}, gone: make(chan struct{})}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		s.env[k] = v
+	}
+	return s
+}
+
+// Ranks of distributed work meet, and agree or are refused: node ranks
+// each once, the master address naming rank 0's pod, one world size.
+func TestRanksAgree(t *testing.T) {
+	torch := func(rank, master string) []string {
+		return []string{"torchrun", "--nnodes=2", "--nproc_per_node=8", "--node_rank=" + rank, "--master_addr=" + master, "--master_port=29500", "train.py"}
+	}
+	cases := []struct {
+		name   string
+		a, b   []string
+		envA   []string
+		envB   []string
+		refuse string
+	}{
+		{"indexed job", torch("0", "llm-0.llm"), torch("1", "llm-0.llm"), nil, nil, ""},
+		{"service as master", torch("0", "llm-master.ns.svc.cluster.local"), torch("1", "llm-master.ns.svc.cluster.local"), nil, nil, ""},
+		{"pod by hostname.subdomain.namespace", torch("0", "llm-0.llm.ns.svc"), torch("1", "llm-0.llm.ns.svc"), nil, nil, ""},
+		{"rank collision", torch("0", "llm-0.llm"), torch("0", "llm-0.llm"), nil, nil, "node rank 0 twice"},
+		{"master names rank 1", torch("1", "llm-0.llm"), torch("0", "llm-0.llm"), nil, nil, "not rank 0's pod"},
+		{"worlds differ", torch("0", "llm-0.llm"), []string{"torchrun", "--nnodes=2", "--nproc_per_node=4", "--node_rank=1", "--master_addr=llm-0.llm", "--master_port=29500", "x.py"}, nil, nil, "ranks disagree"},
+		// The training operator's PET_ variables, which torchrun reads
+		// in place of its flags.
+		{"PET variables", []string{"torchrun", "train.py"}, []string{"torchrun", "train.py"},
+			[]string{"PET_NNODES=2", "PET_NPROC_PER_NODE=8", "PET_NODE_RANK=0", "PET_MASTER_ADDR=llm-0.llm", "PET_MASTER_PORT=23456"},
+			[]string{"PET_NNODES=2", "PET_NPROC_PER_NODE=8", "PET_NODE_RANK=1", "PET_MASTER_ADDR=llm-0.llm", "PET_MASTER_PORT=23456"}, ""},
+		{"c10d rendezvous", []string{"torchrun", "--nnodes=2:2", "--nproc_per_node=8", "--rdzv_backend=c10d", "--rdzv_endpoint=llm-1.llm:29400", "t.py"},
+			[]string{"torchrun", "--nnodes=2:2", "--nproc_per_node=8", "--rdzv_backend=c10d", "--rdzv_endpoint=llm-1.llm:29400", "t.py"}, nil, nil, ""},
+		{"c10d rendezvous elsewhere", []string{"torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_backend=c10d", "--rdzv_endpoint=elsewhere:29400", "t.py"},
+			[]string{"torchrun", "--nnodes=2", "--nproc_per_node=8", "--rdzv_backend=c10d", "--rdzv_endpoint=elsewhere:29400", "t.py"}, nil, nil, "not one of the ranks' pods"},
+		{"vllm across nodes", []string{"vllm", "serve", "m", "--tensor-parallel-size=8", "--pipeline-parallel-size=2", "--nnodes=2", "--node-rank=0", "--master-addr=llm-0.llm"},
+			[]string{"vllm", "serve", "m", "--tensor-parallel-size=8", "--pipeline-parallel-size=2", "--nnodes=2", "--node-rank=1", "--master-addr=llm-0.llm", "--headless"}, nil, nil, ""},
+		{"vllm data parallel", []string{"vllm", "serve", "m", "--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address=llm-0.llm"},
+			[]string{"vllm", "serve", "m", "--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address=llm-0.llm", "--headless", "--data-parallel-start-rank=8"}, nil, nil, ""},
+		{"vllm data parallel, one start rank", []string{"vllm", "serve", "m", "--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address=llm-0.llm"},
+			[]string{"vllm", "serve", "m", "--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address=llm-0.llm", "--headless"}, nil, nil, "node rank 0 twice"},
+		{"sglang", []string{"python3", "-m", "sglang.launch_server", "--tp-size=16", "--dist-init-addr=llm-0.llm:20000", "--nnodes=2", "--node-rank=0"},
+			[]string{"python3", "-m", "sglang.launch_server", "--tp-size=16", "--dist-init-addr=llm-0.llm:20000", "--nnodes=2", "--node-rank=1"}, nil, nil, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, pods := testRuntime(t)
+			answers := make(chan standin.Answer, 2)
+			go func() { answers <- r.judge(context.Background(), rankIn(pods[0], c.a, c.envA...)) }()
+			b := r.judge(context.Background(), rankIn(pods[1], c.b, c.envB...))
+			a := <-answers
+			for _, got := range []standin.Answer{a, b} {
+				switch {
+				case c.refuse == "" && got.Act == "exit":
+					t.Errorf("refused: %s", got.Message)
+				case c.refuse != "" && !strings.Contains(got.Message, c.refuse):
+					t.Errorf("got %+v, want a refusal with %q", got, c.refuse)
+				}
+			}
+		})
+	}
+}
+
+// mpirun: -np must be the hostfile's slots, and the program one it can
+// start on every slot.
+func TestMPIRunRefusesWhatCannotRun(t *testing.T) {
+	r, pods := testRuntime(t)
+	hostfile := "llm-worker-0.llm-worker.ns.svc slots=1\nllm-worker-1.llm-worker.ns.svc slots=1\n"
+	for argv, refuse := range map[string]string{
+		"mpirun --allow-run-as-root -np 4 -x A ./run.sh": "-np 4, but the hostfile has 2 slot(s)",
+		"mpirun -np 2 -bind-to none pretrain.py":         "is a Python script",
+		"mpirun -np 2 -x A -x B":                         "no program",
+	} {
+		s := rankIn(pods[0], strings.Fields(argv))
+		s.hostfile = hostfile
+		if got := r.mpirun(context.Background(), s); !strings.Contains(got.Message, refuse) {
+			t.Errorf("%s: got %+v, want %q", argv, got, refuse)
+		}
+	}
+	if got := mpiProgram(strings.Fields("--allow-run-as-root -np 4 -bind-to none -map-by slot -x MODEL_ID --mca btl tcp ./llama_7b.sh --x")); got != "./llama_7b.sh" {
+		t.Errorf("mpirun's program: %q", got)
 	}
 }

@@ -79,7 +79,7 @@ func (d *rayDashboard) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if err := checkRuntimeEnv(body.RuntimeEnv); err != nil {
 			d.fail(namespace, body.SubmissionID, "Failed to start supervisor actor "+body.SubmissionID+": "+err.Error())
 		} else {
-			d.submit(namespace, service, body.SubmissionID, body.Entrypoint)
+			d.submit(namespace, service, body.SubmissionID, body.Entrypoint, envVars(body.RuntimeEnv))
 		}
 		json.NewEncoder(w).Encode(map[string]string{"job_id": body.SubmissionID, "submission_id": body.SubmissionID})
 	case strings.HasPrefix(p, "/api/jobs/") && strings.HasSuffix(p, "/stop") && req.Method == http.MethodPost:
@@ -111,7 +111,7 @@ func (d *rayDashboard) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 var rayClusters = schema.GroupVersionResource{Group: "ray.io", Version: "v1", Resource: "rayclusters"}
 
 // submit starts a job on the head behind a service.
-func (d *rayDashboard) submit(namespace, service, id, entrypoint string) {
+func (d *rayDashboard) submit(namespace, service, id, entrypoint string, env []corev1.EnvVar) {
 	d.mu.Lock()
 	if d.jobs[namespace+"/"+id] != nil {
 		d.mu.Unlock()
@@ -121,7 +121,7 @@ func (d *rayDashboard) submit(namespace, service, id, entrypoint string) {
 	d.jobs[namespace+"/"+id] = job
 	d.mu.Unlock()
 	go func() {
-		status, msg := d.run(namespace, service, entrypoint)
+		status, msg := d.run(namespace, service, entrypoint, env)
 		d.mu.Lock()
 		if job.End == 0 {
 			job.Status, job.Message, job.End = status, msg, time.Now().UnixMilli()
@@ -170,8 +170,11 @@ func checkRuntimeEnv(env map[string]any) error {
 	return nil
 }
 
-// run runs an entrypoint in the head pod: its work needs every worker.
-func (d *rayDashboard) run(namespace, service, entrypoint string) (string, string) {
+// run runs an entrypoint as Ray's job supervisor does: with /bin/sh, in
+// the head's Ray container (its image, volumes and environment, and the
+// runtime environment's variables). Its programs' work needs every worker
+// of the cluster to have joined (standins.go).
+func (d *rayDashboard) run(namespace, service, entrypoint string, env []corev1.EnvVar) (string, string) {
 	ctx := d.ctx
 	rt := d.c.Runtime
 	svc, err := d.c.Client.CoreV1().Services(namespace).Get(ctx, service, metav1.GetOptions{})
@@ -194,21 +197,34 @@ func (d *rayDashboard) run(namespace, service, entrypoint string) (string, strin
 		n, _, _ := unstructured.NestedInt64(g.(map[string]any), "replicas")
 		want += int(n)
 	}
-	prog := parseScript(entrypoint)
-	for i := range prog {
-		if prog[i].kind == work {
-			prog[i].kind = gang // the cluster's workers run it
-		}
-	}
-	headContainer := head.Spec.Containers[0]
-	fs := func(file string) (string, string) { return rt.resolve(head, headContainer, file) }
-	ready := func(statement) bool {
-		return rt.count(namespace, map[string]string{"ray.io/cluster": cluster, "ray.io/node-type": "worker"}) >= want
-	}
+	c := *head.Spec.Containers[0].DeepCopy()
+	c.Name, c.Command, c.Args = "ray-job-"+service, []string{"/bin/sh", "-c", entrypoint}, nil
+	c.Env = append(append(c.Env, env...), corev1.EnvVar{Name: envRayJob, Value: fmt.Sprintf("%s/%d", cluster, want)})
 	rt.record(head, "Ray job submitted")
-	if !rt.interpret(ctx, head, prog, fs, []corev1.EnvVar(nil), ready) {
-		return "FAILED", "interrupted"
+	k, ok := rt.start(ctx, head, c)
+	if !ok {
+		return "FAILED", "the job's supervisor could not start"
+	}
+	<-k.proc.Done()
+	if st := k.proc.Status(); st != 0 {
+		rt.record(head, "Ray job failed with %d:%s", st, k.out.tail())
+		return "FAILED", fmt.Sprintf("the entrypoint ended with %d", st)
 	}
 	rt.record(head, "Ray job succeeded")
 	return "SUCCEEDED", ""
+}
+
+// envVars are a runtime environment's env_vars.
+func envVars(env map[string]any) []corev1.EnvVar {
+	vars, _ := env["env_vars"].(map[string]any)
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var out []corev1.EnvVar
+	for _, k := range names {
+		out = append(out, corev1.EnvVar{Name: k, Value: fmt.Sprint(vars[k])})
+	}
+	return out
 }

@@ -4,47 +4,57 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"path"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/llmrender/llmrender/e2e/cluster/standin"
+	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
-// Runtime plays what runs inside the containers. kwok moves pods through
-// their phases when the runtime annotates them; the runtime decides when:
-// a pod starts only when its volumes can be attached on its node (a
+// Runtime plays the kubelet and the container runtime. kwok moves pods
+// through their phases when the runtime annotates them; the runtime decides
+// when: a pod starts only when its volumes can be attached on its node (a
 // ReadWriteOnce volume attached elsewhere blocks it, as the attach-detach
-// controller would: Multi-Attach), its init containers run their programs
-// in order, and its containers finish when their programs do. Programs see
-// one filesystem per claim, so a marker one pod writes is there for the
-// next; distributed work finishes only when all its ranks run at once.
+// controller would: Multi-Attach), its init containers run in order, and
+// its containers finish when their commands do. Every container's command
+// line runs for real (package sandbox: PID 1 of its own namespaces, the
+// host's shells, its volumes on host directories, a claim's shared by
+// every pod that mounts it), with stand-ins for the programs the images
+// hold (standins.go): the markers the scripts write are files, and
+// distributed work finishes only when all its ranks run at once and agree.
+// Deleting a pod sends its containers SIGTERM; a program that does not get
+// it, or a container that does not end on it, is a problem of the run.
 type Runtime struct {
 	cp       *ControlPlane
 	pods     cache.Indexer
+	services cache.Indexer
+	dir      string // claims/, pods/, nodes/, bin/ (the stand-in), sim/ (the socket)
 	mu       sync.Mutex
-	files    map[string]map[string]bool // claim (ns/name) -> files on it
 	running  map[types.UID]context.CancelFunc
+	// started are the pods whose containers run, as they started.
+	started  map[types.UID]*corev1.Pod
+	live     map[types.UID][]*running        // pod -> its stand-ins that run
+	gangs    map[string]*gang                // distributed work waiting for ranks
 	attached map[string]map[types.UID]string // claim -> pods that have it attached -> node
 	log      map[string][]Event              // namespace -> what happened
+	problems map[string][]string             // namespace -> what went wrong inside the pods
 	seen     map[string]map[types.UID]bool   // namespace -> pods
 	peak     map[string]*Peak                // namespace -> accelerator pods at once
-	// atGang is the distributed work each pod's init container is at
-	// (pod UID -> its command): a rank of a gang run from init containers
-	// (the chart's fabric test) is there before its pod runs.
-	atGang map[types.UID]string
-	// RayStandIns is a directory whose `ray` checks the flags of the
-	// `ray start` lines KubeRay writes (RayStandInDir).
-	RayStandIns string
+	stopping sync.WaitGroup                  // containers being stopped
 }
 
 // Event is one thing a namespace's pods did, for reports and failures.
@@ -61,23 +71,38 @@ type Peak struct {
 	current     map[types.UID]string // pod -> node ("" while unscheduled)
 }
 
-// How long simulated work takes. Short, so a scenario takes seconds, and
-// not zero, so pods that could race do.
+// pollTime is how often the runtime looks again at what a program waits
+// for; stopLimit bounds the wait for a container to end on SIGTERM (a
+// failure deadline only: a container that handles TERM ends at once).
 const (
-	workTime = 300 * time.Millisecond
-	pollTime = 100 * time.Millisecond
+	pollTime  = 100 * time.Millisecond
+	stopLimit = 30 * time.Second
 )
 
-func newRuntime(cp *ControlPlane) *Runtime {
-	return &Runtime{cp: cp, files: map[string]map[string]bool{}, running: map[types.UID]context.CancelFunc{},
-		attached: map[string]map[types.UID]string{}, log: map[string][]Event{}, seen: map[string]map[types.UID]bool{}, peak: map[string]*Peak{},
-		atGang: map[types.UID]string{}}
+// newRuntime builds the stand-in program into dir and serves it.
+func newRuntime(ctx context.Context, cp *ControlPlane, dir string) (*Runtime, error) {
+	r := &Runtime{cp: cp, dir: dir, running: map[types.UID]context.CancelFunc{}, started: map[types.UID]*corev1.Pod{},
+		live: map[types.UID][]*running{}, gangs: map[string]*gang{}, attached: map[string]map[types.UID]string{},
+		log: map[string][]Event{}, problems: map[string][]string{}, seen: map[string]map[types.UID]bool{}, peak: map[string]*Peak{}}
+	build := exec.Command("go", "build", "-o", filepath.Join(r.binDir(), "stand-in"), "github.com/llmrender/llmrender/e2e/cluster/cmd/stand-in")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building the stand-in: %v\n%s", err, out)
+	}
+	script := standin.ScriptStandIn(standInDir + "/stand-in")
+	if err := os.WriteFile(filepath.Join(r.binDir(), "stand-in.sh"), []byte(script), 0o755); err != nil {
+		return nil, err
+	}
+	if err := r.listen(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 func (r *Runtime) run(ctx context.Context) {
 	f := informers.NewSharedInformerFactory(r.cp.Client, 0)
 	inf := f.Core().V1().Pods().Informer()
 	r.pods = inf.GetIndexer()
+	r.services = f.Core().V1().Services().Informer().GetIndexer()
 	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { r.observe(ctx, o.(*corev1.Pod)) },
 		UpdateFunc: func(_, o any) { r.observe(ctx, o.(*corev1.Pod)) },
@@ -93,25 +118,25 @@ func (r *Runtime) run(ctx context.Context) {
 
 // Files lists the files a claim holds, for assertions.
 func (r *Runtime) Files(namespace, claim string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	root := r.claimDir(namespace, claim)
 	var out []string
-	for f := range r.files[namespace+"/"+claim] {
-		out = append(out, f)
-	}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, "/"+strings.TrimPrefix(p, root+"/"))
+		}
+		return nil
+	})
 	sort.Strings(out)
 	return out
 }
 
 // PutFile puts a file on a claim, as earlier work would have.
-func (r *Runtime) PutFile(namespace, claim, file string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := namespace + "/" + claim
-	if r.files[key] == nil {
-		r.files[key] = map[string]bool{}
+func (r *Runtime) PutFile(namespace, claim, file string) error {
+	f := filepath.Join(r.claimDir(namespace, claim), filepath.Clean("/"+file))
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return err
 	}
-	r.files[key][file] = true
+	return os.WriteFile(f, []byte("{}\n"), 0o644)
 }
 
 // Events returns what a namespace's pods did, in order.
@@ -119,6 +144,36 @@ func (r *Runtime) Events(namespace string) []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Event(nil), r.log[namespace]...)
+}
+
+// Problems returns what went wrong inside a namespace's pods: a program
+// that refused how it was started, one that SIGTERM did not reach.
+func (r *Runtime) Problems(namespace string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.problems[namespace]...)
+}
+
+// Stopped waits until every container of a namespace has ended, or the
+// timeout; false on the timeout.
+func (r *Runtime) Stopped(namespace string, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); ; {
+		r.mu.Lock()
+		n := 0
+		for _, p := range r.started {
+			if p.Namespace == namespace {
+				n++
+			}
+		}
+		r.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pollTime)
+	}
 }
 
 // PodsOf counts the pods a namespace ever had.
@@ -234,30 +289,41 @@ func (r *Runtime) annotate(ctx context.Context, p *corev1.Pod, key, value string
 }
 
 // runPod runs a pod as a kubelet would: attach its volumes, run its init
-// containers in order, then its containers.
+// containers in order (a native sidecar starts and runs on beside the
+// rest), then its containers. The pod ends with the first failing
+// container's status, after its sidecars are stopped; a server pod runs
+// until it is deleted.
 func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 	if !r.attach(ctx, p) {
 		return
 	}
+	r.mu.Lock()
+	r.started[p.UID] = p
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.started, p.UID)
+		r.mu.Unlock()
+	}()
+	var sidecars []*container
+	defer func() { r.stopAll(p, sidecars) }()
 	for _, c := range p.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			continue // a native sidecar: it keeps running
-		}
-		if !r.exec(ctx, p, c, operatorInit(c, p, r)) {
+		k, ok := r.start(ctx, p, c)
+		if !ok {
 			return
 		}
-	}
-	progs := make([]program, len(p.Spec.Containers))
-	for i, c := range p.Spec.Containers {
-		progs[i] = parseContainer(c)
-		for _, s := range progs[i] {
-			if s.kind != server || !strings.Contains(s.text, "ray start") {
-				continue
-			}
-			if err := rayStart(r.RayStandIns, s.text); err != nil {
-				r.record(p, "container %s: ray start fails: %v", c.Name, err)
-				return
-			}
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sidecars = append(sidecars, k)
+			continue
+		}
+		status, ok := r.wait(ctx, p, k)
+		if !ok {
+			return
+		}
+		if status != 0 {
+			r.record(p, "init container %s ended with %d:%s", c.Name, status, k.out.tail())
+			r.annotate(ctx, p, "sim.llmrender.dev/exit", strconv.Itoa(status))
+			return
 		}
 	}
 	if err := r.annotate(ctx, p, "sim.llmrender.dev/init", "done"); err != nil {
@@ -265,40 +331,53 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 		return
 	}
 	r.record(p, "started on %s", p.Spec.NodeName)
-	if p.Spec.RestartPolicy == corev1.RestartPolicyAlways {
-		return // servers: they run until deleted
-	}
-	done := make(chan bool, len(p.Spec.Containers))
-	servers := 0
-	for i, c := range p.Spec.Containers {
-		prog := progs[i]
-		if len(prog) == 1 && prog[0].kind == server {
-			servers++
-			continue
-		}
-		go func() { done <- r.exec(ctx, p, c, prog) }()
-	}
-	for range len(p.Spec.Containers) - servers {
-		if !<-done {
+	var ks []*container
+	for _, c := range p.Spec.Containers {
+		k, ok := r.start(ctx, p, c)
+		if !ok {
+			r.stopAll(p, ks)
 			return
 		}
+		ks = append(ks, k)
 	}
-	if servers == 0 {
+	statuses := make([]int, len(ks))
+	var wg sync.WaitGroup
+	deleted := false
+	var once sync.Mutex
+	for i, k := range ks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status, ok := r.wait(ctx, p, k)
+			statuses[i] = status
+			if !ok {
+				once.Lock()
+				deleted = true
+				once.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if deleted {
+		return
+	}
+	status := 0
+	for i, st := range statuses {
+		if st != 0 && status == 0 {
+			status = st
+			r.record(p, "container %s ended with %d:%s", ks[i].name, st, ks[i].out.tail())
+		}
+	}
+	if p.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+		r.problem(p, "a container of a pod that runs until deleted ended by itself (status %d)", status)
+		return
+	}
+	r.stopAll(p, sidecars)
+	sidecars = nil
+	if status == 0 {
 		r.record(p, "finished")
-		r.annotate(ctx, p, "sim.llmrender.dev/exit", "0")
 	}
-}
-
-// operatorInit models the init containers operators add, which wait for
-// something outside the pod; nil for everything else (read from its command).
-func operatorInit(c corev1.Container, p *corev1.Pod, r *Runtime) program {
-	switch c.Name {
-	case "wait-gcs-ready": // KubeRay: until the head's GCS answers
-		return program{{kind: wait, path: "ray-head:" + p.Labels["ray.io/cluster"]}}
-	case "init-pytorch": // training operator: until the master's name resolves
-		return program{{kind: work, text: c.Name}}
-	}
-	return nil
+	r.annotate(ctx, p, "sim.llmrender.dev/exit", strconv.Itoa(status))
 }
 
 // attach waits until every ReadWriteOnce claim the pod mounts can be
@@ -355,181 +434,118 @@ func (r *Runtime) attach(ctx context.Context, p *corev1.Pod) bool {
 	}
 }
 
-// exec runs one container's program; false when the pod went away first.
-func (r *Runtime) exec(ctx context.Context, p *corev1.Pod, c corev1.Container, prog program) bool {
-	if prog == nil {
-		prog = parseContainer(c)
-	}
-	fs := func(file string) (string, string) { return r.resolve(p, c, file) }
-	return r.interpret(ctx, p, prog, fs, c.Env, func(s statement) bool { return r.ranksRunning(ctx, p, s, c.Env) })
+// A container is one that runs.
+type container struct {
+	name string
+	proc *sandbox.Process
+	out  *tailWriter
 }
 
-// interpret runs a program. fs maps a path to its claim and the file on
-// it; ready tells whether a gang statement's ranks all run.
-func (r *Runtime) interpret(ctx context.Context, p *corev1.Pod, prog program, fs func(string) (string, string), env []corev1.EnvVar, ready func(statement) bool) bool {
-	sleep := func(d time.Duration) bool {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(d):
-			return true
+// start starts a container; false when it cannot start, which is a
+// problem of the run.
+func (r *Runtime) start(ctx context.Context, p *corev1.Pod, c corev1.Container) (*container, bool) {
+	spec, err := r.containerSpec(ctx, p, c)
+	if err == nil {
+		k := &container{name: c.Name, out: &tailWriter{}}
+		spec.Stdout, spec.Stderr = k.out, k.out
+		if k.proc, err = sandbox.Start(spec); err == nil {
+			return k, true
 		}
 	}
-	for i := 0; i < len(prog); i++ {
-		s := prog[i]
-		switch s.kind {
-		case server:
-			<-ctx.Done()
-			return false
-		case work:
-			if !sleep(workTime) {
-				return false
-			}
-		case gang:
-			r.mu.Lock()
-			r.atGang[p.UID] = s.text
-			r.mu.Unlock()
-			for waited := false; !ready(s); waited = true {
-				if !waited {
-					r.record(p, "waits for all ranks: %s", shorten(s.text))
-				}
-				if !sleep(pollTime) {
-					return false
-				}
-			}
-			r.record(p, "runs: %s", shorten(s.text))
-			if !sleep(workTime) {
-				return false
-			}
-			r.mu.Lock()
-			delete(r.atGang, p.UID)
-			r.mu.Unlock()
-		case wait:
-			for waited := false; !r.exists(ctx, p, s.path, fs); waited = true {
-				if !waited {
-					r.record(p, "waits for %s", s.path)
-				}
-				if !sleep(pollTime) {
-					return false
-				}
-			}
-		case guard:
-			if r.exists(ctx, p, s.path, fs) {
-				r.record(p, "skips: %s exists", s.path)
-				// exit 0 ends the subshell it is in, or the program.
-				depth := 0
-				for i++; i < len(prog); i++ {
-					if prog[i].kind == subshellStart {
-						depth++
-					}
-					if prog[i].kind == subshellEnd {
-						if depth == 0 {
-							break
-						}
-						depth--
-					}
-				}
-			}
-		case write:
-			claim, file := fs(s.path)
-			if claim == "" {
-				r.record(p, "writes %s, which is on no volume", s.path)
-				return false
-			}
-			r.mu.Lock()
-			if r.files[claim] == nil {
-				r.files[claim] = map[string]bool{}
-			}
-			r.files[claim][file] = true
-			r.mu.Unlock()
-			r.record(p, "wrote %s", s.path)
-		}
-	}
-	return true
+	r.problem(p, "container %s cannot start: %v", c.Name, err)
+	return nil, false
 }
 
-// exists tells whether a path exists for a program: a file on a claim, or
-// a condition outside ("ray-head:CLUSTER": the Ray head runs).
-func (r *Runtime) exists(ctx context.Context, p *corev1.Pod, file string, fs func(string) (string, string)) bool {
-	if cluster, ok := strings.CutPrefix(file, "ray-head:"); ok {
-		return r.count(p.Namespace, map[string]string{"ray.io/cluster": cluster, "ray.io/node-type": "head"}) > 0
+// wait waits until a container ends, and returns its status; false when
+// the pod was deleted first (the container is then stopped).
+func (r *Runtime) wait(ctx context.Context, p *corev1.Pod, k *container) (int, bool) {
+	select {
+	case <-k.proc.Done():
+		return k.proc.Status(), true
+	case <-ctx.Done():
+		r.stop(p, k)
+		return 0, false
 	}
-	claim, f := fs(file)
+}
+
+func (r *Runtime) stopAll(p *corev1.Pod, ks []*container) {
+	var wg sync.WaitGroup
+	for _, k := range ks {
+		wg.Add(1)
+		go func() { defer wg.Done(); r.stop(p, k) }()
+	}
+	wg.Wait()
+}
+
+// stop stops a container as the kubelet does: SIGTERM to PID 1, SIGKILL
+// when it has not ended within the limit. Every stand-in that ran in it
+// must have got the signal, or ended by itself.
+func (r *Runtime) stop(p *corev1.Pod, k *container) {
+	select {
+	case <-k.proc.Done():
+		return
+	default:
+	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.files[claim][f]
-}
-
-// resolve maps a path a container sees to the claim mounted there and the
-// file on it.
-func (r *Runtime) resolve(p *corev1.Pod, c corev1.Container, file string) (string, string) {
-	best := ""
-	claim := ""
-	for _, m := range c.VolumeMounts {
-		if strings.HasPrefix(file, strings.TrimSuffix(m.MountPath, "/")+"/") && len(m.MountPath) > len(best) {
-			for _, v := range p.Spec.Volumes {
-				if v.Name == m.Name && v.PersistentVolumeClaim != nil {
-					best, claim = m.MountPath, p.Namespace+"/"+v.PersistentVolumeClaim.ClaimName
-				}
-			}
+	var inside []*running
+	for _, s := range r.live[p.UID] {
+		if s.container == k.name {
+			inside = append(inside, s)
 		}
 	}
-	if claim == "" {
-		return "", ""
-	}
-	return claim, path.Clean(strings.TrimPrefix(file, best))
-}
-
-// count counts a namespace's running pods with the given labels, and the
-// pods whose init containers are at the distributed work gang (when not "").
-func (r *Runtime) count(namespace string, labels map[string]string, gang ...string) int {
-	n := 0
-	r.mu.Lock()
-	at := maps.Clone(r.atGang)
 	r.mu.Unlock()
-	for _, o := range r.pods.List() {
-		p := o.(*corev1.Pod)
-		atGang := len(gang) > 0 && at[p.UID] == gang[0]
-		if p.Namespace != namespace || (p.Status.Phase != corev1.PodRunning && !atGang) || p.DeletionTimestamp != nil {
-			continue
-		}
-		match := true
-		for k, v := range labels {
-			match = match && p.Labels[k] == v
-		}
-		if match {
-			n++
+	k.proc.Signal(syscall.SIGTERM)
+	select {
+	case <-k.proc.Done():
+	case <-time.After(stopLimit):
+		k.proc.Kill()
+		<-k.proc.Done()
+		r.problem(p, "container %s did not end within %s of SIGTERM (killed)", k.name, stopLimit)
+	}
+	for _, s := range inside {
+		// The program has ended with its container; what it reported
+		// is in once its connection is read to the end.
+		<-s.gone
+		if s.reported() == "" {
+			r.problem(p, "container %s: SIGTERM did not reach %s", k.name, shorten(strings.Join(s.argv, " ")))
 		}
 	}
-	return n
 }
 
-var mpiJobs = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
+// problem records what went wrong inside a pod.
+func (r *Runtime) problem(p *corev1.Pod, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	r.mu.Lock()
+	r.problems[p.Namespace] = append(r.problems[p.Namespace], p.Name+": "+msg)
+	r.mu.Unlock()
+	r.record(p, "%s", msg)
+}
 
-// ranksRunning tells whether every rank of a pod's distributed work runs:
-// the pods of its Indexed Job or PyTorchJob for torchrun, the MPIJob's
-// workers for mpirun.
-func (r *Runtime) ranksRunning(ctx context.Context, p *corev1.Pod, s statement, env []corev1.EnvVar) bool {
-	if s.mpi {
-		job := p.Labels["training.kubeflow.org/job-name"]
-		mj, err := r.cp.Dynamic.Resource(mpiJobs).Namespace(p.Namespace).Get(ctx, job, metav1.GetOptions{})
-		if err != nil {
-			return false
-		}
-		want, _, _ := unstructured.NestedInt64(mj.Object, "spec", "mpiReplicaSpecs", "Worker", "replicas")
-		return want > 0 && r.count(p.Namespace, map[string]string{"training.kubeflow.org/job-name": job, "training.kubeflow.org/job-role": "worker"}) >= int(want)
+// tailWriter keeps the end of a container's output, for failures.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailBytes = 2000
+
+func (w *tailWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	if len(w.buf) > tailBytes {
+		w.buf = append([]byte(nil), w.buf[len(w.buf)-tailBytes:]...)
 	}
-	want := rankCount(s.ranks, env)
-	if want <= 1 {
-		return true
+	return len(b), nil
+}
+
+func (w *tailWriter) tail() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) == 0 {
+		return " (no output)"
 	}
-	if job := p.Labels["training.kubeflow.org/job-name"]; job != "" {
-		return r.count(p.Namespace, map[string]string{"training.kubeflow.org/job-name": job}, s.text) >= want
-	}
-	if job := p.Labels["job-name"]; job != "" {
-		return r.count(p.Namespace, map[string]string{"job-name": job}, s.text) >= want
-	}
-	return false
+	return "\n      " + strings.ReplaceAll(strings.TrimSpace(string(w.buf)), "\n", "\n      ")
 }
 
 func shorten(s string) string {

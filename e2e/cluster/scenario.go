@@ -43,6 +43,9 @@ func RenderRequest(req pipeline.Request) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := expect(req.Options.Namespace, req.Options.ReleaseName, res); err != nil {
+		return nil, err
+	}
 	var stream bytes.Buffer
 	if err := renderer.WriteStream(&stream, res.Objects); err != nil {
 		return nil, err
@@ -85,6 +88,10 @@ type Report struct {
 	Pending     []string // pods still Pending at the end, with why
 	Events      []Event
 	ApplyErrors []string // rejected applies that never went through
+	// Problems are what went wrong inside the pods: a program that refused
+	// how it was started (ranks that disagree, a world size that is not
+	// the plan's), one that SIGTERM did not reach.
+	Problems []string
 }
 
 // Run applies a scenario and waits until every object that runs to
@@ -97,7 +104,9 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 	}
 	for claim, files := range sc.Files {
 		for _, f := range files {
-			c.Runtime.PutFile(ns, claim, f)
+			if err := c.Runtime.PutFile(ns, claim, f); err != nil {
+				return nil, err
+			}
 		}
 	}
 	nodes, err := c.AddNodes(ctx, ns, sc.Nodes)
@@ -136,6 +145,15 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 	rep.Unfinished = c.unfinished(context.Background(), ns, sc.Objects)
 	rep.Took = time.Since(start)
 	rep.Pending = c.pending(context.Background(), ns)
+	// Delete everything, as `kubectl delete` or a preemption would: every
+	// container still running gets SIGTERM, and must pass it on.
+	if err := c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
+		return nil, err
+	}
+	if !c.Runtime.Stopped(ns, stopLimit+time.Minute) {
+		rep.Problems = append(rep.Problems, "containers still run a minute after their namespace was deleted")
+	}
+	rep.Problems = append(c.Runtime.Problems(ns), rep.Problems...)
 	rep.Pods = c.Runtime.PodsOf(ns)
 	rep.Peak = c.Runtime.PeakOf(ns)
 	rep.Events = c.Runtime.Events(ns)
@@ -510,6 +528,7 @@ func (r *Report) Check(peak int) error {
 	var problems []string
 	problems = append(problems, r.ApplyErrors...)
 	problems = append(problems, r.Unfinished...)
+	problems = append(problems, r.Problems...)
 	for _, p := range r.Pending {
 		problems = append(problems, "pending: "+p)
 	}

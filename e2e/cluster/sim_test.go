@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,20 +33,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(1)
 	}
-	standIns, err := os.MkdirTemp("", "ray-standin")
-	if err == nil {
-		err = RayStandInDir(standIns)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "the ray stand-in:", err)
-		sim.Stop()
-		os.Exit(1)
-	}
-	sim.Runtime.RayStandIns = standIns
 	fmt.Fprintf(os.Stderr, "simulated cluster up in %v (logs in %s)\n", time.Since(start).Round(time.Millisecond), sim.Dir)
 	code := m.Run()
 	sim.Stop()
-	os.RemoveAll(standIns)
 	os.Exit(code)
 }
 
@@ -66,6 +56,11 @@ func runScenario(t *testing.T, sc Scenario, peak int, files []string, set ...str
 	}
 	if err := rep.Check(peak); err != nil {
 		t.Fatal(err)
+	}
+	if os.Getenv("LLMRENDER_SIM_EVENTS") != "" {
+		for _, e := range rep.Events {
+			t.Logf("  %s %s: %s", e.At.Format("15:04:05.000"), e.Pod, e.What)
+		}
 	}
 	t.Logf("%s: %d objects, %d pods, peak %d accelerator pod(s) on %d node(s), %v", sc.Apply, rep.Objects, rep.Pods, rep.Peak.Pods, rep.Peak.Nodes, rep.Took.Round(100*time.Millisecond))
 	return rep
@@ -379,21 +374,29 @@ func TestMarkersNameTheirInputs(t *testing.T) {
 		t.Fatalf("two models, one marker: %s", ours)
 	}
 	for _, c := range []struct {
-		name, left, want string
+		name, left string
+		download   bool
 	}{
-		{"other-model", theirs, "wrote /data" + ours},
-		{"same-model", ours, "skips: /data" + ours + " exists"},
+		{"other-model", theirs, true},
+		{"same-model", ours, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			rep := runScenario(t, Scenario{Name: "markers-" + c.name, Apply: "forward", Nodes: gkeNodes("a100-80gb", 1),
+			ns := "markers-" + c.name
+			rep := runScenario(t, Scenario{Name: ns, Apply: "forward", Nodes: gkeNodes("a100-80gb", 1),
 				Files: map[string][]string{"llm-data": {c.left}}}, 1, nil)
 			var log []string
+			downloaded := false
 			for _, e := range rep.Events {
 				log = append(log, e.What)
+				downloaded = downloaded || strings.Contains(e.What, "runs: huggingface-cli download")
 			}
-			if !strings.Contains(strings.Join(log, "\n"), c.want) {
-				t.Errorf("the download did not do %q:\n%s", c.want, strings.Join(log, "\n"))
+			if downloaded != c.download {
+				t.Errorf("downloaded: %v, want %v:\n%s", downloaded, c.download, strings.Join(log, "\n"))
+			}
+			// The script wrote its marker itself.
+			if files := sim.Runtime.Files(ns, "llm-data"); !slices.Contains(files, ours) {
+				t.Errorf("the claim holds %q, not the marker %s", files, ours)
 			}
 		})
 	}
@@ -487,4 +490,79 @@ func TestKueueManagesEveryWorkload(t *testing.T) {
 				[]string{example(c.example)}, append([]string{"kueue.queueName=team"}, c.set...)...)
 		})
 	}
+}
+
+// edited renders an example and edits its containers, as a hand edit or
+// an older llmrender would have written them; edit must change one.
+func edited(t *testing.T, namespace, ex string, edit func(c map[string]any) bool) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := Render(namespace, []string{example(ex)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	for _, o := range objs {
+		walk(o.Object, func(m map[string]any) {
+			if _, ok := m["image"]; ok && edit(m) {
+				changed = true
+			}
+		})
+	}
+	if !changed {
+		t.Fatalf("%s: nothing to edit", ex)
+	}
+	return objs
+}
+
+// replaceArg replaces a word of a container's command or args, or a text
+// in its shell script.
+func replaceArg(old, new string) func(map[string]any) bool {
+	return func(c map[string]any) bool {
+		changed := false
+		for _, field := range []string{"command", "args"} {
+			l, _ := c[field].([]any)
+			for i, a := range l {
+				if s, ok := a.(string); ok && strings.Contains(s, old) {
+					l[i], changed = strings.ReplaceAll(s, old, new), true
+				}
+			}
+		}
+		return changed
+	}
+}
+
+// Two ranks of S1's Indexed Job with one node rank: torchrun would hang
+// at its rendezvous; the stand-ins refuse it.
+func TestRankCollisionFails(t *testing.T) {
+	t.Parallel()
+	objs := edited(t, "neg-ranks", "s1-gke-h100-llama3-finetune-multinode", replaceArg("--node_rank=$(JOB_COMPLETION_INDEX)", "--node_rank=0"))
+	rep := run(t, Scenario{Name: "neg-ranks", Objects: objs, Apply: "forward", Nodes: gkeNodes("h100-mega-80gb", 2), Timeout: 30 * time.Second})
+	wantStuck(t, rep, 2, "node rank 0 twice")
+}
+
+// S4's launcher given a Python script, as llmrender once wrote it:
+// mpirun would execute the .py file on every slot.
+func TestMPIRunOfAPythonScriptFails(t *testing.T) {
+	t.Parallel()
+	objs := edited(t, "neg-mpipy", "s4-eks-trn1-llama2-pretrain-mpijob", replaceArg("-x COMPILE ./llama_7b.sh", "-x COMPILE pretrain.py"))
+	rep := run(t, Scenario{Name: "neg-mpipy", Objects: objs, Apply: "forward", Nodes: eksNodes("trn1-32xlarge", 4), Timeout: 30 * time.Second})
+	wantStuck(t, rep, 4, "pretrain.py is a Python script")
+}
+
+// The fabric guard as llmrender once wrote it: bash as PID 1 with the
+// program in a pipe, no exec, no trap. The kernel drops the kubelet's
+// SIGTERM, and the server never drains.
+func TestServerBehindAGuardWithoutTrapMissesTERM(t *testing.T) {
+	t.Parallel()
+	guard := []any{"/bin/bash", "-c", `set -o pipefail; "$@" 2>&1 | while IFS= read -r line; do printf '%s\n' "$line"; done`, "fabric"}
+	objs := edited(t, "neg-guard", "serving/serve-gke-h100-llama31-8b-instruct", func(c map[string]any) bool {
+		cmd, _ := c["command"].([]any)
+		if len(cmd) == 0 || cmd[0] != "vllm" {
+			return false
+		}
+		c["command"] = append(append([]any{}, guard...), cmd...)
+		return true
+	})
+	rep := run(t, Scenario{Name: "neg-guard", Objects: objs, Apply: "forward", Nodes: gkeNodes("h100-80gb", 1), Timeout: 30 * time.Second})
+	wantStuck(t, rep, 1, "SIGTERM did not reach vllm")
 }

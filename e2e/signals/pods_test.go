@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/pipeline"
+
+	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
 // unit is one container of a render, as the kubelet would start it.
@@ -103,9 +105,9 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 		for _, root := range u.pluginRoots {
 			u.plugins = append(u.plugins, path.Join(root, "lib64", "libnccl-net.so"))
 			for _, name := range profiles {
-				text, ok := profileText[name]
+				text, ok := sandbox.ProfileText[name]
 				if !ok {
-					t.Fatalf("catalog.fabrics names the NCCL environment profile %s, which the test does not know: add what it sets to profileText", name)
+					t.Fatalf("catalog.fabrics names the NCCL environment profile %s, which the test does not know: add what it sets to sandbox.ProfileText", name)
 				}
 				u.files[path.Join(root, "lib64", name)] = text
 				u.files[path.Join(root, "scripts", name)] = text
@@ -113,22 +115,6 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 		}
 	}
 	return out
-}
-
-// pluginVolumes are the volumes a fabric's NCCL plugin arrives in: the
-// node's directories its installer fills (mounted from the host), or the
-// pod's own that an init container fills.
-var pluginVolumes = map[string]bool{"hostPath:/home/kubernetes/bin/nvidia": true, "hostPath:/home/kubernetes/bin/gib": true, "emptyDir:nccl-plugin": true}
-
-// profileText is what the fabrics' NCCL environment profiles do that the
-// containers depend on. TCPXO's (google/nccl-plugin-gpudirect-tcpxo,
-// tcpxo_scripts/nccl-env-profile.sh) needs NCCL_LIB_DIR, puts it first on
-// LD_LIBRARY_PATH and exports NCCL_DEBUG=WARN among its settings. gIB's
-// set_nccl_env.sh is not published; what Google documents of it sets
-// chunk sizes and no log level.
-var profileText = map[string]string{
-	"nccl-env-profile.sh": ": \"${NCCL_LIB_DIR:?}\"\nexport LD_LIBRARY_PATH=\"${NCCL_LIB_DIR}:${LD_LIBRARY_PATH}\"\nexport NCCL_DEBUG=WARN NCCL_DEBUG_SUBSYS=INIT,NET,ENV,COLL,GRAPH NCCL_CROSS_NIC=0\n",
-	"set_nccl_env.sh":     "export NCCL_P2P_PCI_CHUNKSIZE=131072\n",
 }
 
 // envProfiles are the names of the fabrics' NCCL environment profiles
@@ -161,7 +147,7 @@ func newUnit(at, kind string, spec, c map[string]any, progs []string) *unit {
 			claims[name] = true
 		}
 		host, _ := dig(v, "hostPath", "path").(string)
-		if pluginVolumes["hostPath:"+host] || (v["emptyDir"] != nil && pluginVolumes["emptyDir:"+name]) {
+		if sandbox.PluginVolumes["hostPath:"+host] || (v["emptyDir"] != nil && sandbox.PluginVolumes["emptyDir:"+name]) {
 			plugins[name] = true
 		}
 	}
@@ -189,7 +175,7 @@ func newUnit(at, kind string, spec, c map[string]any, progs []string) *unit {
 		var v string
 		switch from, _ := e["valueFrom"].(map[string]any); {
 		case from == nil:
-			v = expand(fmt.Sprint(e["value"]), vals)
+			v = sandbox.Expand(fmt.Sprint(e["value"]), vals)
 			if e["value"] == nil {
 				v = ""
 			}
@@ -276,7 +262,7 @@ func (u *unit) resolve() {
 		vals[k] = v
 	}
 	for i, a := range u.argv {
-		u.argv[i] = expand(a, vals)
+		u.argv[i] = sandbox.Expand(a, vals)
 	}
 	if len(u.argv) > 0 {
 		switch u.argv[0] {
@@ -293,35 +279,6 @@ func (u *unit) resolve() {
 	if strings.HasSuffix(u.kind, "/nccl-plugin-installer") {
 		u.short = "copies the NCCL plugin into the pod and ends"
 	}
-}
-
-// expand replaces $(VAR) as Kubernetes does in command, args and env
-// values: with the variable's value when it is defined, else left as is;
-// $$ is a $.
-func expand(s string, vals map[string]string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 == len(s) {
-			b.WriteByte(s[i])
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-			continue
-		case '(':
-			if end := strings.IndexByte(s[i:], ')'); end > 0 {
-				if v, ok := vals[s[i+2:i+end]]; ok {
-					b.WriteString(v)
-					i += end
-					continue
-				}
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // rayUnits are a RayJob's head and workers with the command KubeRay

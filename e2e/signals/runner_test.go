@@ -5,17 +5,17 @@ package signals
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
 const (
@@ -28,52 +28,6 @@ const (
 	inside = "/.llmrender-test"
 )
 
-// setup runs as PID 1 of the new PID and mount namespaces: it builds the
-// container's root (an overlay over the host's root whose writes land in a
-// tmpfs, a /dev of its own with the links a container runtime makes (bash
-// reads a process substitution from /dev/fd), a /proc of the namespace,
-// the claim bound at
-// its mount path, the stand-ins) and execs the container's command in it,
-// which stays PID 1. Nothing it mounts or writes reaches the host: the
-// mounts are private, and the overlay's upper layer goes with the
-// namespace.
-const setup = `set -euf
-scratch=$1 bin=$2 data=$3 mnt=$4 wd=$5 dirs=$6 progs=$7 files=$8
-shift 8
-mount --make-rprivate /
-mount -t tmpfs tmpfs "$scratch"
-mkdir "$scratch/upper" "$scratch/work" "$scratch/root"
-r=$scratch/root
-mount -t overlay overlay -o "lowerdir=/,upperdir=$scratch/upper,workdir=$scratch/work" "$r"
-mount -t tmpfs -o mode=755 tmpfs "$r/dev"
-for d in null zero full random urandom tty; do
-  touch "$r/dev/$d"
-  mount --bind "/dev/$d" "$r/dev/$d"
-done
-ln -s /proc/self/fd "$r/dev/fd"
-ln -s /proc/self/fd/0 "$r/dev/stdin"
-ln -s /proc/self/fd/1 "$r/dev/stdout"
-ln -s /proc/self/fd/2 "$r/dev/stderr"
-mount -t proc proc "$r/proc"
-mkdir -p "$r` + inside + `/bin" "$r` + inside + `/records"
-mount --bind "$bin" "$r` + inside + `/bin"
-mount --bind "$scratch.records" "$r` + inside + `/records"
-IFS='
-'
-for d in $dirs; do mkdir -p "$r$d"; done
-if [ -n "$mnt" ]; then
-  mkdir -p "$r$mnt"
-  mount --bind "$data" "$r$mnt"
-fi
-mkdir -p "$r$wd"
-for p in $progs; do
-  mkdir -p "$r${p%/*}"
-  ln -sf ` + inside + `/bin/stand-in "$r$p"
-done
-cp -a "$files/." "$r/"
-exec unshare --root="$r" --wd="$wd" -- "$@"
-`
-
 // box holds what every run shares: the stand-in programs.
 type box struct {
 	bin string
@@ -83,19 +37,7 @@ type box struct {
 // bash is one too, for commands such as "bash -c ..." or "bash
 // /llama/download.sh" that the user or an image supplies; the containers'
 // own shells are /bin/bash and sh, resolved to the host's.
-var standInNames = []string{
-	"torchrun", "python", "python3", "vllm", "mpirun", "neuron_parallel_compile",
-	"huggingface-cli", "ray", "tensorboard", "sleep", "bash",
-}
-
-// imagePrograms are programs of the fabric's images that the chart runs by
-// absolute path.
-var imagePrograms = []string{
-	"/tcpgpudmarxd/build/app/tcpgpudmarxd",
-	"/fts/entrypoint_rxdm_container.sh",
-	"/scripts/container_entry.sh",
-	"/llama/download.sh",
-}
+var standInNames = append([]string{"bash"}, sandbox.StandInNames...)
 
 func newBox(t *testing.T, extra []string) *box {
 	self, err := os.Executable()
@@ -149,17 +91,15 @@ type outcome struct {
 // program ends at once and the run ends when PID 1 does, or at a poll.
 func (b *box) run(t *testing.T, u *unit, data, mode string, at int, sig syscall.Signal) outcome {
 	t.Helper()
-	scratch := filepath.Join(t.TempDir(), "s")
-	records := scratch + ".records"
-	for _, d := range []string{scratch, records} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	scratch := t.TempDir()
+	records := filepath.Join(scratch, "records")
+	if err := os.Mkdir(records, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	progs := append(append([]string{}, imagePrograms...), u.programs...)
+	progs := append(append([]string{}, sandbox.ImagePrograms...), u.programs...)
 	// What the image, its init containers or the node leave in the
 	// container's root; the fabric's plugin only in modeFabric.
-	files := scratch + ".files"
+	files := filepath.Join(scratch, "files")
 	put := func(name, text string) {
 		if err := os.MkdirAll(filepath.Join(files, filepath.Dir(name)), 0o755); err != nil {
 			t.Fatal(err)
@@ -179,27 +119,28 @@ func (b *box) run(t *testing.T, u *unit, data, mode string, at int, sig syscall.
 			put(name, pluginNet)
 		}
 	}
-	args := []string{"-c", setup, "setup", scratch, b.bin, data, u.dataMount, u.workDir, strings.Join(u.dirs, "\n"), strings.Join(progs, "\n"), files}
-	cmd := exec.Command("/bin/sh", append(args, u.argv...)...)
-	cmd.Env = append(append([]string{}, u.env...),
-		envRecords+"="+inside+"/records", envMode+"="+mode, envAt+"="+strconv.Itoa(at), envStatus+"="+strconv.Itoa(standInStatus))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A session of its own, as a container has: a "kill 0" in the container
-	// reaches its own processes only.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("cannot start a PID namespace (is this root?): %v", err)
+	binds := []sandbox.Bind{{Source: b.bin, Target: inside + "/bin"}, {Source: records, Target: inside + "/records"}}
+	if u.dataMount != "" {
+		binds = append(binds, sandbox.Bind{Source: data, Target: u.dataMount})
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var links []sandbox.Link
+	for _, p := range progs {
+		links = append(links, sandbox.Link{Path: p, Target: inside + "/bin/stand-in"})
+	}
+	var stdout, stderr bytes.Buffer
+	proc, err := sandbox.Start(sandbox.Spec{Argv: u.argv, WorkDir: u.workDir, Dirs: u.dirs, Binds: binds, Links: links, Files: files,
+		Env: append(append([]string{}, u.env...),
+			envRecords+"="+inside+"/records", envMode+"="+mode, envAt+"="+strconv.Itoa(at), envStatus+"="+strconv.Itoa(standInStatus)),
+		Stdout: &stdout, Stderr: &stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := outcome{}
-	var waitErr error
 	done := false
 	poll := func(until func() bool) {
 		for deadline := time.Now().Add(limit); !done && time.Now().Before(deadline); {
 			select {
-			case waitErr = <-exited:
+			case <-proc.Done():
 				done = true
 				return
 			case <-time.After(tick):
@@ -222,20 +163,20 @@ func (b *box) run(t *testing.T, u *unit, data, mode string, at int, sig syscall.
 			o.reached = true
 			// A signal PID 1 has no handler for is dropped: nothing
 			// will happen, and the run ends here.
-			o.caught = catches(cmd.Process.Pid, sig)
+			o.caught = proc.Catches(sig)
 			if o.caught {
-				o.sent = cmd.Process.Signal(sig) == nil
+				o.sent = proc.Signal(sig) == nil
 				poll(nil)
 			}
 		}
 	}
 	if !done {
-		cmd.Process.Kill()
-		waitErr = <-exited
+		proc.Kill()
+		<-proc.Done()
 	} else {
 		o.exited = true
 	}
-	o.status = statusOf(waitErr)
+	o.status = proc.Status()
 	o.stdout, o.stderr = stdout.String(), stderr.String()
 	o.records, o.signals = readRecords(t, records)
 	if mode == modeSocket {
@@ -249,43 +190,12 @@ func (b *box) run(t *testing.T, u *unit, data, mode string, at int, sig syscall.
 			o.polls++
 		}
 	}
-	// Everything the container wrote went to the tmpfs mounted over
-	// scratch in its own mount namespace, or to the claim and records.
-	if left, _ := os.ReadDir(scratch); len(left) > 0 {
-		t.Errorf("%s: the run left %d entries on the host in %s", u.where, len(left), scratch)
+	// Everything the container wrote went to the tmpfs mounted in its
+	// own mount namespace, or to the claim and records.
+	if left := proc.Leaked(); left > 0 {
+		t.Errorf("%s: the run left %d entries on the host", u.where, left)
 	}
 	return o
-}
-
-// catches tells whether a process has a handler for a signal (SigCgt).
-func catches(pid int, sig syscall.Signal) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && mask&(1<<(uint(sig)-1)) != 0
-		}
-	}
-	return false
-}
-
-// statusOf is a process's exit status as a container runtime reports it:
-// its code, or 128 and the signal that ended it.
-func statusOf(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	return -1
 }
 
 func readRecords(t *testing.T, dir string) (map[string]record, map[int]string) {

@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,6 +36,8 @@ import (
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
+
+	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
 // chartDir is a chart to check instead of the built-in one, such as an
@@ -146,8 +147,8 @@ func checkTopology(o outcome, p *plan.Plan) ([]string, error) {
 		argv := r.Argv[1:]
 		switch filepath.Base(r.Argv[0]) {
 		case "torchrun":
-			nodes, okN := flagInt(argv, "--nnodes")
-			procs, okP := flagInt(argv, "--nproc_per_node", "--nproc-per-node")
+			nodes, okN := sandbox.FlagInt(argv, "--nnodes")
+			procs, okP := sandbox.FlagInt(argv, "--nproc_per_node", "--nproc-per-node")
 			if !okN || !okP {
 				continue
 			}
@@ -156,7 +157,7 @@ func checkTopology(o outcome, p *plan.Plan) ([]string, error) {
 				return checked, fmt.Errorf("torchrun starts %d x %d = %d processes; plan says world size %d (%s)", nodes, procs, nodes*procs, p.Compute.WorldSize, p.Compute.Launch)
 			}
 		case "mpirun":
-			np, ok := flagInt(argv, "-np", "-n")
+			np, ok := sandbox.FlagInt(argv, "-np", "-n")
 			if !ok {
 				continue
 			}
@@ -168,9 +169,9 @@ func checkTopology(o outcome, p *plan.Plan) ([]string, error) {
 			if p.Serve == nil || p.Compute.Resource == "" || (filepath.Base(r.Argv[0]) == "python3" && !slices.Contains(argv, "sglang.launch_server")) {
 				continue
 			}
-			tp, _ := flagInt(argv, "--tensor-parallel-size", "--tp-size")
-			pp, _ := flagInt(argv, "--pipeline-parallel-size", "--pp-size")
-			dp, ok := flagInt(argv, "--data-parallel-size")
+			tp, _ := sandbox.FlagInt(argv, "--tensor-parallel-size", "--tp-size")
+			pp, _ := sandbox.FlagInt(argv, "--pipeline-parallel-size", "--pp-size")
+			dp, ok := sandbox.FlagInt(argv, "--data-parallel-size")
 			if !ok || filepath.Base(r.Argv[0]) == "python3" {
 				dp = 1 // SGLang's --tp-size is every device
 			}
@@ -181,27 +182,6 @@ func checkTopology(o outcome, p *plan.Plan) ([]string, error) {
 		}
 	}
 	return checked, nil
-}
-
-// flagInt reads a numeric flag as --name=N or --name N.
-func flagInt(argv []string, names ...string) (int64, bool) {
-	for i, a := range argv {
-		for _, n := range names {
-			v, ok := strings.CutPrefix(a, n+"=")
-			if !ok && a == n && i+1 < len(argv) {
-				v, ok = argv[i+1], true
-			}
-			if ok {
-				// torchrun's min:max nodes, when the two are one.
-				if lo, hi, ok := strings.Cut(v, ":"); ok && lo == hi {
-					v = lo
-				}
-				x, err := strconv.ParseInt(v, 10, 64)
-				return x, err == nil
-			}
-		}
-	}
-	return 0, false
 }
 
 // verdict is one check of a unit, and its failure.
