@@ -86,7 +86,7 @@ runs more, which defines llm_run itself; the step returns instead of
 exiting when it is already done).
 */}}
 {{- define "llm.sh.step" -}}
-{{- $nested := eq (toString (get . "nested")) "true" -}}
+{{- $nested := get . "nested" | default false -}}
 set -eu
 {{- if not $nested }}
 {{ include "llm.sh.run" . }}

@@ -87,9 +87,8 @@ with LoRA). rules.ClaimNeed computes the same. */ -}}
 {{- /* How a launcher that is not torchrun (mpirun, Ray's entrypoint) starts
 it: a Python file by the interpreter, anything else as an executable. */ -}}
 {{- $programCommand := ternary (list "python3" $program) (list $program) (hasSuffix ".py" $program) -}}
-{{- /* The steps before the run, in order. */ -}}
-{{- $steps := list -}}
-{{- $after := "" -}}
+{{- /* The inputs of the steps before the run, in order. */ -}}
+{{- $inputs := list -}}
 {{- $download := and $v.download.enabled (not $v.download.offline) (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
 {{- if $download -}}
 {{- $in := dict "step" "download" "source" $v.download.source "format" $v.model.format "dir" $modelDir -}}
@@ -106,27 +105,28 @@ directory of its name. */ -}}
 {{- $_ := set $in "adapters" $adapters -}}
 {{- end -}}
 {{- end -}}
-{{- $hash := toJson $in | sha256sum | trunc 12 -}}
-{{- $steps = append $steps (dict "name" "download" "marker" (printf "%s/download-%s.done" $markerDir $hash) "inputs" $in) -}}
-{{- $after = $hash -}}
+{{- $inputs = append $inputs $in -}}
 {{- end -}}
 {{- if $v.steps.preprocess.enabled -}}
-{{- $in := dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir "image" ($v.steps.preprocess.image | default $image) "after" $after -}}
-{{- $hash := toJson $in | sha256sum | trunc 12 -}}
-{{- $steps = append $steps (dict "name" "preprocess" "marker" (printf "%s/preprocess-%s.done" $markerDir $hash) "inputs" $in) -}}
-{{- $after = $hash -}}
+{{- $inputs = append $inputs (dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir "image" ($v.steps.preprocess.image | default $image)) -}}
 {{- end -}}
 {{- if and $v.steps.fabricTest.enabled (gt $nodes 1) (not $neuron) -}}
 {{- $min := int $v.steps.fabricTest.minBusGBps | default (div (mul 2 (int (get $a "tcpGbps" | default 100))) 8) -}}
-{{- $in := dict "step" "fabric-test" "image" $image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile "fabric" $v.accelerator.fabric "minBusGBps" $min "after" $after -}}
-{{- $hash := toJson $in | sha256sum | trunc 12 -}}
-{{- $steps = append $steps (dict "name" "fabric-test" "marker" (printf "%s/fabric-test-%s.done" $markerDir $hash) "inputs" $in) -}}
-{{- $after = $hash -}}
+{{- $inputs = append $inputs (dict "step" "fabric-test" "image" $image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile "fabric" $v.accelerator.fabric "minBusGBps" $min) -}}
 {{- end -}}
 {{- if and $v.steps.precompile.enabled (has $mode (list "rayjob" "mpijob" "jobset")) -}}
-{{- $in := dict "step" "precompile" "image" $image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices "after" $after -}}
-{{- $hash := toJson $in | sha256sum | trunc 12 -}}
-{{- $steps = append $steps (dict "name" "precompile" "marker" (printf "%s/precompile-%s.done" $markerDir $hash) "inputs" $in) -}}
+{{- $inputs = append $inputs (dict "step" "precompile" "image" $image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices) -}}
+{{- end -}}
+{{- /* Each step's marker names a hash of its inputs; every step after the
+download counts the hash of the step before it ("after", "" for none) among
+them, so a changed step runs the ones after it again. */ -}}
+{{- $steps := list -}}
+{{- $after := "" -}}
+{{- range $inputs -}}
+{{- if ne .step "download" }}{{ $_ := set . "after" $after }}{{ end -}}
+{{- $hash := toJson . | sha256sum | trunc 12 -}}
+{{- $steps = append $steps (dict "name" .step "marker" (printf "%s/%s-%s.done" $markerDir .step $hash) "inputs" .) -}}
+{{- $after = $hash -}}
 {{- end -}}
 {{- $stepsInPod := and $singleNode (gt (len $steps) 0) -}}
 {{- /* The fabric: the profile's, when asked for by name or when the

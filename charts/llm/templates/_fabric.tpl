@@ -261,7 +261,7 @@ which NCCL never says which network it chose. */ -}}
   (printf "llm_run %s && llm_status=0 || llm_status=$?" .run)
   "llm_flush"
   "[ -z \"$llm_socket\" ] || exit 3"
-  (ternary "[ \"$llm_status\" -eq 0 ] || exit \"$llm_status\"" "exit \"$llm_status\"" (eq (toString (get . "then")) "true"))) -}}
+  (ternary "[ \"$llm_status\" -eq 0 ] || exit \"$llm_status\"" "exit \"$llm_status\"" (get . "then" | default false))) -}}
 {{- else if get . "then" -}}
 {{- $lines = append $lines (printf "llm_run %s" .run) -}}
 {{- else -}}
@@ -279,7 +279,7 @@ false leaves the guard to a launcher that reads every rank's output).
 */}}
 {{- define "llm.fabric.wrap" -}}
 {{- $f := .fabric -}}
-{{- if eq (toString (get . "guard")) "false" }}{{ $f = merge (dict "guard" false) $f }}{{ end -}}
+{{- if and (hasKey . "guard") (not .guard) }}{{ $f = merge (dict "guard" false) $f }}{{ end -}}
 {{- if or $f.profile $f.guard -}}
 {{- $script := include "llm.fabric.run" (dict "fabric" $f "run" "\"$@\"" "profile" true) -}}
 {{- if $f.guard }}{{ $script = printf "%s\n%s" (include "llm.sh.run" .) $script }}{{ end -}}

@@ -27,7 +27,6 @@ Inputs (dict):
   subdomain       optional (Indexed Job DNS)
   initContainers  optional, a YAML list
   containers      a YAML list
-  data            false for pods that do not mount the claim (default true)
 */}}
 {{- define "llm.pod.template" -}}
 metadata:
@@ -89,7 +88,7 @@ imagePullSecrets:
 runs (zonal disks and zonal file shares alike): a helper that mounts it
 with no placement of its own runs on the accelerator nodes, so whichever
 pod comes first, the volume is made in their zone. */ -}}
-{{- $makesClaim := and $v.storage.create (ne (toString (get . "data")) "false") (not (hasKey . "nodeSelector")) }}
+{{- $makesClaim := and $v.storage.create (not (hasKey . "nodeSelector")) }}
 {{- if or (get . "accelerator") (and (get . "colocate") $c.singleNode) $makesClaim }}{{ $selector = $c.acc.nodeSelector }}{{ end }}
 {{- with $selector }}
 nodeSelector:
@@ -114,11 +113,9 @@ initContainers:
 containers:
   {{- .containers | nindent 2 }}
 volumes:
-  {{- if ne (toString (get . "data")) "false" }}
   - name: data
     persistentVolumeClaim:
       claimName: {{ $c.claimName }}
-  {{- end }}
   {{- if get . "accelerator" }}
   - name: dshm
     emptyDir:
