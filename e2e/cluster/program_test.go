@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -71,7 +72,8 @@ func testRuntime(t *testing.T) (*Runtime, []*corev1.Pod) {
 	var out []*corev1.Pod
 	for i, name := range []string{"llm-0", "llm-1"} {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-x", Namespace: "ns", UID: types.UID(name), Labels: map[string]string{"index": name}},
-			Spec: corev1.PodSpec{Hostname: name, Subdomain: "llm"}, Status: corev1.PodStatus{PodIP: "10.0.0." + string(rune('1'+i)), Phase: corev1.PodRunning}}
+			Spec: corev1.PodSpec{Hostname: name, Subdomain: "llm", Containers: []corev1.Container{{Name: "main",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}}}}, Status: corev1.PodStatus{PodIP: "10.0.0." + string(rune('1'+i)), Phase: corev1.PodRunning}}
 		pods.Add(p)
 		out = append(out, p)
 	}
@@ -80,7 +82,7 @@ func testRuntime(t *testing.T) (*Runtime, []*corev1.Pod) {
 }
 
 func rankIn(p *corev1.Pod, argv []string, env ...string) *running {
-	s := &running{pod: p, argv: argv, env: map[string]string{"HOSTNAME": p.Spec.Hostname}, gone: make(chan struct{})}
+	s := &running{pod: p, container: "main", argv: argv, env: map[string]string{"HOSTNAME": p.Spec.Hostname}, gone: make(chan struct{})}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		s.env[k] = v
@@ -106,7 +108,7 @@ func TestRanksAgree(t *testing.T) {
 		{"pod by hostname.subdomain.namespace", torch("0", "llm-0.llm.ns.svc"), torch("1", "llm-0.llm.ns.svc"), nil, nil, ""},
 		{"rank collision", torch("0", "llm-0.llm"), torch("0", "llm-0.llm"), nil, nil, "node rank 0 twice"},
 		{"master names rank 1", torch("1", "llm-0.llm"), torch("0", "llm-0.llm"), nil, nil, "not rank 0's pod"},
-		{"worlds differ", torch("0", "llm-0.llm"), []string{"torchrun", "--nnodes=2", "--nproc_per_node=4", "--node_rank=1", "--master_addr=llm-0.llm", "--master_port=29500", "x.py"}, nil, nil, "ranks disagree"},
+		{"node counts differ", torch("0", "llm-0.llm"), []string{"torchrun", "--nnodes=3", "--nproc_per_node=8", "--node_rank=1", "--master_addr=llm-0.llm", "--master_port=29500", "x.py"}, nil, nil, "ranks disagree"},
 		// The training operator's PET_ variables, which torchrun reads
 		// in place of its flags.
 		{"PET variables", []string{"torchrun", "train.py"}, []string{"torchrun", "train.py"},
@@ -122,23 +124,33 @@ func TestRanksAgree(t *testing.T) {
 			[]string{"vllm", "serve", "m", "--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address=llm-0.llm", "--headless", "--data-parallel-start-rank=8"}, nil, nil, ""},
 		{"vllm data parallel, one start rank", []string{"vllm", "serve", "m", "--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address=llm-0.llm"},
 			[]string{"vllm", "serve", "m", "--data-parallel-size=16", "--data-parallel-size-local=8", "--data-parallel-address=llm-0.llm", "--headless"}, nil, nil, "node rank 0 twice"},
+		{"more processes than GPUs", torch("0", "llm-0.llm"), []string{"torchrun", "--nnodes=2", "--nproc_per_node=16", "--node_rank=1", "--master_addr=llm-0.llm", "--master_port=29500", "x.py"}, nil, nil, "its container has 8 GPU(s)"},
 		{"sglang", []string{"python3", "-m", "sglang.launch_server", "--tp-size=16", "--dist-init-addr=llm-0.llm:20000", "--nnodes=2", "--node-rank=0"},
 			[]string{"python3", "-m", "sglang.launch_server", "--tp-size=16", "--dist-init-addr=llm-0.llm:20000", "--nnodes=2", "--node-rank=1"}, nil, nil, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, pods := testRuntime(t)
-			answers := make(chan standin.Answer, 2)
-			go func() { answers <- r.judge(context.Background(), rankIn(pods[0], c.a, c.envA...)) }()
-			b := r.judge(context.Background(), rankIn(pods[1], c.b, c.envB...))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			answers := make(chan standin.Answer, 1)
+			go func() { answers <- r.judge(ctx, rankIn(pods[0], c.a, c.envA...)) }()
+			b := r.judge(ctx, rankIn(pods[1], c.b, c.envB...))
+			// A rank refused on its own leaves the other waiting for it,
+			// as on a cluster, until its pod is deleted.
+			cancel()
 			a := <-answers
+			refused := ""
 			for _, got := range []standin.Answer{a, b} {
-				switch {
-				case c.refuse == "" && got.Act == "exit":
-					t.Errorf("refused: %s", got.Message)
-				case c.refuse != "" && !strings.Contains(got.Message, c.refuse):
-					t.Errorf("got %+v, want a refusal with %q", got, c.refuse)
+				if got.Act == "exit" {
+					refused += got.Message + "; "
 				}
+			}
+			switch {
+			case c.refuse == "" && refused != "":
+				t.Errorf("refused: %s", refused)
+			case c.refuse != "" && !strings.Contains(refused, c.refuse):
+				t.Errorf("got %+v and %+v, want a refusal with %q", a, b, c.refuse)
 			}
 		})
 	}

@@ -43,6 +43,18 @@ type running struct {
 
 func (s *running) name() string { return filepath.Base(s.argv[0]) }
 
+// gpus are the GPUs the stand-in's container was given.
+func (s *running) gpus() int {
+	for _, c := range s.pod.Spec.Containers {
+		if c.Name == s.container {
+			if q, ok := c.Resources.Limits["nvidia.com/gpu"]; ok {
+				return int(q.Value())
+			}
+		}
+	}
+	return 0
+}
+
 func (s *running) reported() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -311,6 +323,9 @@ func (r *Runtime) distributed(ctx context.Context, s *running, rk rank) standin.
 	if want := r.expected(s.pod.Namespace).World; want > 0 && rk.world != want {
 		return fail("%s starts %d processes (ranks); the plan's world size is %d", rk.launcher, rk.world, want)
 	}
+	if gpus := s.gpus(); gpus > 0 && rk.nodes > 0 && rk.world/rk.nodes != gpus {
+		return fail("%s starts %d process(es) (ranks) on each node; its container has %d GPU(s)", rk.launcher, rk.world/rk.nodes, gpus)
+	}
 	if rk.nodes <= 1 {
 		return ok
 	}
@@ -322,7 +337,13 @@ func (r *Runtime) distributed(ctx context.Context, s *running, rk rank) standin.
 		r.gangs[key] = g
 	}
 	g.ranks, g.rks = append(g.ranks, s), append(g.rks, rk)
-	if len(g.ranks) == rk.nodes {
+	fewest := rk.nodes
+	for _, x := range g.rks {
+		fewest = min(fewest, x.nodes)
+	}
+	// A rendezvous starts with as many ranks as one expects; agree then
+	// checks that they all expected as many.
+	if len(g.ranks) >= fewest {
 		delete(r.gangs, key) // the next run at this address is a new gang
 		g.answer = r.agree(g, ok)
 		close(g.done)
