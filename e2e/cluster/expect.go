@@ -3,6 +3,7 @@ package cluster
 import (
 	"sync"
 
+	"github.com/llmrender/llmrender/e2e/sandbox"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/plan"
 )
@@ -30,37 +31,17 @@ func expect(namespace, release string, res *pipeline.Result) error {
 	if err != nil {
 		return err
 	}
-	e := Expected{Programs: userPrograms(res.Values), World: int(p.Compute.WorldSize), Slots: int(p.Compute.Nodes * p.Compute.SlotsPerWorker)}
-	e.WorkDir, _ = dig(res.Values, "workload", "workingDir").(string)
+	e := Expected{Programs: sandbox.ValuePrograms(res.Values), World: int(p.Compute.WorldSize), Slots: int(p.Compute.Nodes * p.Compute.SlotsPerWorker)}
+	e.WorkDir = workingDir(res.Values)
 	rendered.Store(namespace, e)
 	return nil
 }
 
-// userPrograms are the programs the values name that an image holds.
-func userPrograms(v map[string]any) []string {
-	var out []string
-	for _, path := range [][]string{{"workload", "command"}, {"steps", "preprocess", "command"}} {
-		if l, ok := dig(v, path...).([]any); ok && len(l) > 0 {
-			if s, ok := l[0].(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	if p, ok := dig(v, "mpi", "program").(string); ok && p != "" {
-		out = append(out, p)
-	}
-	return out
-}
-
-func dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
+// workingDir is the working directory the values name.
+func workingDir(values map[string]any) string {
+	w, _ := values["workload"].(map[string]any)
+	s, _ := w["workingDir"].(string)
+	return s
 }
 
 func (r *Runtime) expected(namespace string) Expected {

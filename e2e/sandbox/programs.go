@@ -17,3 +17,32 @@ var ImagePrograms = []string{
 	"/llama/download.sh",
 	"/usr/sbin/sshd",
 }
+
+// ValuePrograms are the user's programs that rendered values name
+// (workload.command, steps.preprocess.command, mpi.program): the image
+// holds them, so a run puts stand-ins where they are.
+func ValuePrograms(values map[string]any) []string {
+	var out []string
+	for _, path := range [][]string{{"workload", "command"}, {"steps", "preprocess", "command"}} {
+		if l, ok := dig(values, path...).([]any); ok && len(l) > 0 {
+			if s, ok := l[0].(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	if p, ok := dig(values, "mpi", "program").(string); ok && p != "" {
+		out = append(out, p)
+	}
+	return out
+}
+
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}

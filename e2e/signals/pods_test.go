@@ -66,7 +66,7 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs := valuePrograms(res.Values)
+	progs := sandbox.ValuePrograms(res.Values)
 	profiles := envProfiles(res.Values)
 	workingDir, _ := dig(res.Values, "workload", "workingDir").(string)
 	var out []*unit
@@ -365,21 +365,6 @@ func paramString(params map[string]string) string {
 		}
 	}
 	return b.String()
-}
-
-// valuePrograms are the user's programs the values name (workload.command,
-// steps.preprocess.command, mpi.program), for stand-ins.
-func valuePrograms(v map[string]any) []string {
-	var out []string
-	for _, l := range [][]string{strs(dig(v, "workload", "command")), strs(dig(v, "steps", "preprocess", "command"))} {
-		if len(l) > 0 {
-			out = append(out, l[0])
-		}
-	}
-	if p, ok := dig(v, "mpi", "program").(string); ok && p != "" {
-		out = append(out, p)
-	}
-	return out
 }
 
 // kindName groups container names: the wait for a step is one kind
