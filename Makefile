@@ -96,8 +96,9 @@ unit:
 # End-to-end tests against real tools built here: e2e/ (helm, kustomize,
 # kube-apiserver) and e2e/cluster/, its own module, which runs the renders
 # on a simulated cluster (scheduler, controllers, operators, kwok).
-# e2e/signals runs every container's command as PID 1 of a PID namespace of
-# its own and stops it as a kubelet does; it needs root and util-linux.
+# e2e/signals and the simulated cluster run every container's command as
+# PID 1 of a PID namespace of its own (e2e/sandbox) and stop it as a kubelet
+# does; they need root and util-linux.
 E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT=$(KPT) \
 	LLMRENDER_KUBE_APISERVER=$(KUBE_APISERVER) LLMRENDER_ETCD=$(ETCD) \
 	LLMRENDER_KUBE_SCHEDULER=$(KUBE_SCHEDULER) LLMRENDER_KUBE_CONTROLLER_MANAGER=$(KUBE_CONTROLLER_MANAGER) \
