@@ -32,16 +32,9 @@ func expect(namespace, release string, res *pipeline.Result) error {
 		return err
 	}
 	e := Expected{Programs: sandbox.ValuePrograms(res.Values), World: int(p.Compute.WorldSize), Slots: int(p.Compute.Nodes * p.Compute.SlotsPerWorker)}
-	e.WorkDir = workingDir(res.Values)
+	e.WorkDir, _ = sandbox.Dig(res.Values, "workload", "workingDir").(string)
 	rendered.Store(namespace, e)
 	return nil
-}
-
-// workingDir is the working directory the values name.
-func workingDir(values map[string]any) string {
-	w, _ := values["workload"].(map[string]any)
-	s, _ := w["workingDir"].(string)
-	return s
 }
 
 func (r *Runtime) expected(namespace string) Expected {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -113,7 +114,21 @@ var pluginImages = map[string]string{
 // imageFiles is a directory with what a plugin image holds.
 func (r *Runtime) imageFiles(name, dir string) (string, error) {
 	root := filepath.Join(r.dir, "images", strings.ReplaceAll(name, "/", "_"))
-	return root, writeFiles(filepath.Join(root, dir), sandbox.PluginFiles("plugin"))
+	return root, r.prepare(filepath.Join(root, dir), sandbox.PluginFiles("plugin"))
+}
+
+// prepare writes files under a directory once, for every container that
+// mounts or copies it; the others wait until it is written.
+func (r *Runtime) prepare(dir string, files map[string]string) error {
+	once, _ := r.prepared.LoadOrStore(dir, &preparation{})
+	p := once.(*preparation)
+	p.once.Do(func() { p.err = writeFiles(dir, files) })
+	return p.err
+}
+
+type preparation struct {
+	once sync.Once
+	err  error
 }
 
 // writeFiles writes files (path -> content) under a directory.
@@ -338,7 +353,7 @@ func (r *Runtime) volumeDir(ctx context.Context, p *corev1.Pod, v *corev1.Volume
 		dir = filepath.Join(r.dir, "nodes", p.Spec.NodeName, filepath.Clean("/"+v.HostPath.Path))
 		// The node's installer has put the fabric's plugin there.
 		if sandbox.PluginVolumes["hostPath:"+v.HostPath.Path] {
-			if err := writeFiles(dir, sandbox.PluginFiles("plugin")); err != nil {
+			if err := r.prepare(dir, sandbox.PluginFiles("plugin")); err != nil {
 				return "", err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,7 +55,9 @@ type Runtime struct {
 	problems map[string][]string             // namespace -> what went wrong inside the pods
 	seen     map[string]map[types.UID]bool   // namespace -> pods
 	peak     map[string]*Peak                // namespace -> accelerator pods at once
-	stopping sync.WaitGroup                  // containers being stopped
+	// prepared are the host directories of what images and nodes hold,
+	// written once (kubelet.go).
+	prepared sync.Map
 }
 
 // Event is one thing a namespace's pods did, for reports and failures.
@@ -341,24 +344,17 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 		ks = append(ks, k)
 	}
 	statuses := make([]int, len(ks))
+	ended := make([]bool, len(ks)) // false: the pod was deleted first
 	var wg sync.WaitGroup
-	deleted := false
-	var once sync.Mutex
 	for i, k := range ks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			status, ok := r.wait(ctx, p, k)
-			statuses[i] = status
-			if !ok {
-				once.Lock()
-				deleted = true
-				once.Unlock()
-			}
+			statuses[i], ended[i] = r.wait(ctx, p, k)
 		}()
 	}
 	wg.Wait()
-	if deleted {
+	if slices.Contains(ended, false) {
 		return
 	}
 	status := 0
@@ -506,7 +502,7 @@ func (r *Runtime) stop(p *corev1.Pod, k *container) {
 		// The program has ended with its container; what it reported
 		// is in once its connection is read to the end.
 		<-s.gone
-		if s.reported() == "" {
+		if !s.stoppedWell() {
 			r.problem(p, "container %s: SIGTERM did not reach %s", k.name, shorten(strings.Join(s.argv, " ")))
 		}
 	}

@@ -38,6 +38,7 @@ type running struct {
 	gone      chan struct{} // closed when the program has ended
 	mu        sync.Mutex
 	signal    string // the signal it reported
+	ended     bool   // it reported that it ended by itself
 	serving   bool   // it was told to serve until a signal
 }
 
@@ -55,10 +56,11 @@ func (s *running) gpus() int {
 	return 0
 }
 
-func (s *running) reported() string {
+// stoppedWell tells whether the program got a signal or ended by itself.
+func (s *running) stoppedWell() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.signal
+	return s.signal != "" || s.ended
 }
 
 // listen serves the stand-ins.
@@ -119,10 +121,7 @@ func (r *Runtime) serve(ctx context.Context, conn net.Conn) {
 				return
 			}
 			s.mu.Lock()
-			s.signal = rep.Signal
-			if rep.Done {
-				s.signal = "none: it ended by itself"
-			}
+			s.signal, s.ended = rep.Signal, rep.Done
 			s.mu.Unlock()
 			if rep.Signal != "" {
 				r.record(s.pod, "container %s: %s got SIG%s", s.container, s.name(), rep.Signal)
@@ -265,16 +264,11 @@ func torchrunRank(s *running) rank {
 // and master (or data-parallel) address.
 func vllmRank(s *running) rank {
 	args := s.argv[1:]
-	num := func(def int64, names ...string) int {
-		if v, ok := sandbox.FlagInt(args, names...); ok {
-			return int(v)
-		}
-		return int(def)
-	}
+	num := func(def int, names ...string) int { return intFlag(args, def, names...) }
 	tp, pp, dp := num(1, "--tensor-parallel-size", "-tp"), num(1, "--pipeline-parallel-size", "-pp"), num(1, "--data-parallel-size", "-dp")
 	rk := rank{launcher: "vllm", world: tp * pp * dp, nodes: num(1, "--nnodes"), node: num(0, "--node-rank")}
 	if addr, ok := sandbox.Flag(args, "--data-parallel-address"); ok {
-		local := num(int64(dp), "--data-parallel-size-local")
+		local := num(dp, "--data-parallel-size-local")
 		rk.nodes, rk.node = dp/max(local, 1), num(0, "--data-parallel-start-rank")/max(local, 1)
 		rk.master, rk.key = addr, "vllm data-parallel "+addr
 		return rk
@@ -288,16 +282,19 @@ func vllmRank(s *running) rank {
 // device of a pipeline stage, across nodes.
 func sglangRank(s *running) rank {
 	args := s.argv[3:]
-	num := func(def int64, names ...string) int {
-		if v, ok := sandbox.FlagInt(args, names...); ok {
-			return int(v)
-		}
-		return int(def)
-	}
+	num := func(def int, names ...string) int { return intFlag(args, def, names...) }
 	addr, _ := sandbox.Flag(args, "--dist-init-addr")
 	rk := rank{launcher: "sglang", world: num(1, "--tp-size", "--tp") * num(1, "--pp-size"), nodes: num(1, "--nnodes"), node: num(0, "--node-rank"), key: "sglang " + addr}
 	rk.master, _, _ = strings.Cut(addr, ":")
 	return rk
+}
+
+// intFlag reads a numeric flag, or def.
+func intFlag(args []string, def int, names ...string) int {
+	if v, ok := sandbox.FlagInt(args, names...); ok {
+		return int(v)
+	}
+	return def
 }
 
 // A gang is the ranks that met at one place, until all have.
@@ -626,10 +623,8 @@ func (r *Runtime) resolveLocked(s *running, name string) []types.UID {
 			add(p)
 		}
 	}
-	if len(out) > 0 || len(parts) > 2 && parts[1] != ns {
-		return out
-	}
-	if len(parts) == 2 && parts[1] != ns {
+	// Else a Service: its name, or its name and namespace.
+	if len(out) > 0 || len(parts) > 1 && parts[1] != ns {
 		return out
 	}
 	if o, ok, _ := r.services.GetByKey(ns + "/" + parts[0]); ok {

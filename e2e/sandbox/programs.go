@@ -1,5 +1,7 @@
 package sandbox
 
+import "syscall"
+
 // StandInNames are the programs the chart's containers run that their
 // images hold, found on PATH: a run puts stand-ins under these names.
 var StandInNames = []string{
@@ -24,19 +26,20 @@ var ImagePrograms = []string{
 func ValuePrograms(values map[string]any) []string {
 	var out []string
 	for _, path := range [][]string{{"workload", "command"}, {"steps", "preprocess", "command"}} {
-		if l, ok := dig(values, path...).([]any); ok && len(l) > 0 {
+		if l, ok := Dig(values, path...).([]any); ok && len(l) > 0 {
 			if s, ok := l[0].(string); ok {
 				out = append(out, s)
 			}
 		}
 	}
-	if p, ok := dig(values, "mpi", "program").(string); ok && p != "" {
+	if p, ok := Dig(values, "mpi", "program").(string); ok && p != "" {
 		out = append(out, p)
 	}
 	return out
 }
 
-func dig(v any, keys ...string) any {
+// Dig reads a value at a path of map keys, or nil.
+func Dig(v any, keys ...string) any {
 	for _, k := range keys {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -45,4 +48,23 @@ func dig(v any, keys ...string) any {
 		v = m[k]
 	}
 	return v
+}
+
+// SignalName is a signal's name as a shell's kill takes it (TERM, INT).
+func SignalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "TERM"
+	case syscall.SIGINT:
+		return "INT"
+	case syscall.SIGHUP:
+		return "HUP"
+	case syscall.SIGQUIT:
+		return "QUIT"
+	case syscall.SIGUSR1:
+		return "USR1"
+	case syscall.SIGUSR2:
+		return "USR2"
+	}
+	return s.String()
 }

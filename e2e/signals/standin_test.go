@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
 // The stand-ins are this test binary under the names of the programs the
@@ -104,7 +106,7 @@ func standIn() int {
 		fmt.Println(strings.TrimSuffix(socketLine, "Socket") + rec.Net)
 	}
 	s := <-ch
-	rec.Signal = signalName(s.(syscall.Signal))
+	rec.Signal = sandbox.SignalName(s.(syscall.Signal))
 	writeRecord(dir, fmt.Sprintf("signal.%d", n), rec)
 	status, err := strconv.Atoi(os.Getenv(envStatus))
 	if err != nil {
@@ -170,22 +172,4 @@ func writeRecord(dir, name string, rec record) {
 	}
 	fmt.Fprintln(os.Stderr, "stand-in: cannot write", name)
 	os.Exit(125)
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGTERM:
-		return "TERM"
-	case syscall.SIGINT:
-		return "INT"
-	case syscall.SIGHUP:
-		return "HUP"
-	case syscall.SIGQUIT:
-		return "QUIT"
-	case syscall.SIGUSR1:
-		return "USR1"
-	case syscall.SIGUSR2:
-		return "USR2"
-	}
-	return s.String()
 }

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
 // Socket is where the runtime listens, as a container sees it.
@@ -121,7 +123,7 @@ func Run() int {
 		answers <- a
 	}()
 	stop := func(s os.Signal, status int) int {
-		json.NewEncoder(conn).Encode(Report{Signal: signalName(s.(syscall.Signal))})
+		json.NewEncoder(conn).Encode(Report{Signal: sandbox.SignalName(s.(syscall.Signal))})
 		return status
 	}
 	var a Answer
@@ -209,18 +211,4 @@ func CheckRayStart(args []string) error {
 		}
 	}
 	return nil
-}
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGTERM:
-		return "TERM"
-	case syscall.SIGINT:
-		return "INT"
-	case syscall.SIGHUP:
-		return "HUP"
-	case syscall.SIGQUIT:
-		return "QUIT"
-	}
-	return s.String()
 }
