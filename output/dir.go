@@ -114,8 +114,9 @@ func WriteDir(dir string, objs []*renderer.Object) (err error) {
 func tempPrefix(dir string) string { return "." + filepath.Base(dir) + ".tmp-" }
 
 // removeLeftovers removes what killed runs left beside dir: directories
-// named by tempPrefix that hold the marker and whose process is gone. A run
-// still going (its process alive) keeps its own.
+// named by tempPrefix whose process is gone and that hold the marker, or
+// nothing at all (a run killed before it wrote the marker). A run still
+// going (its process alive) keeps its own.
 func removeLeftovers(dir string) {
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), tempPrefix(dir)+"*"))
 	for _, m := range matches {
@@ -126,7 +127,9 @@ func removeLeftovers(dir string) {
 		}
 		if _, err := os.Lstat(filepath.Join(m, Marker)); err == nil {
 			os.RemoveAll(m)
+			continue
 		}
+		os.Remove(m) // only if empty
 	}
 }
 

@@ -63,8 +63,9 @@ func TestSwapIsAtomic(t *testing.T) {
 	}
 }
 
-// What a killed run left is removed by the next run; what a live run is
-// writing, or what llmrender did not write, is not.
+// What a killed run left is removed by the next run, even when it was
+// killed before it wrote the marker; what a live run is writing, or what
+// llmrender did not write, is not.
 func TestLeftoversOfKilledRuns(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
@@ -80,10 +81,13 @@ func TestLeftoversOfKilledRuns(t *testing.T) {
 	deadOld := mk(".out.tmp-999999999-99.old", true) // aside during a fallback swap
 	live := mk(fmt.Sprintf(".out.tmp-%d-5678", os.Getpid()), true)
 	foreign := mk(".out.tmp-999999999-x", false)
+	os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("someone's"), 0o644)
+	// Killed after it made its directory, before the marker.
+	unmarked := mk(".out.tmp-999999999-y", false)
 	if err := WriteDir(dir, objects(t, "a")); err != nil {
 		t.Fatal(err)
 	}
-	for p, want := range map[string]bool{dead: false, deadOld: false, live: true, foreign: true} {
+	for p, want := range map[string]bool{dead: false, deadOld: false, live: true, foreign: true, unmarked: false} {
 		if _, err := os.Stat(p); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(p), err == nil, want)
 		}
