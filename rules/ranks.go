@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -33,14 +34,14 @@ func (w *Workload) Ranks() Ranks {
 	switch {
 	case str(w.Acc, "resource") == "":
 		return Ranks{WorldSize: w.Nodes, Launch: "one process per node"}
-	case w.Mode == "mpijob":
+	case w.mode().Launcher == modes.MPIRun:
 		slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
 		program := w.MPIProgram()
 		if slots == 1 && !strings.HasSuffix(program, ".py") {
 			return Ranks{w.Nodes * procs, fmt.Sprintf("mpirun starts %s once on each of %s, which starts one process per %s", program, workers(w.Nodes), per), slots}
 		}
 		return Ranks{w.Nodes * slots, fmt.Sprintf("mpirun starts %s on %d slot(s) of each of %s", program, slots, workers(w.Nodes)), slots}
-	case w.Mode == "rayjob":
+	case w.mode().Launcher == modes.Ray:
 		workers := integer(w.V, "ray", "workers")
 		if workers <= 0 {
 			workers = w.Nodes * procs

@@ -2,10 +2,12 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -20,25 +22,43 @@ type unusedField struct {
 	Unused func(w *Workload) string
 }
 
-// onlyIn is a section or field read by the named modes alone.
-func onlyIn(ptr, what string, modes ...string) unusedField {
-	return unusedField{ptr, func(w *Workload) string {
-		if slices.Contains(modes, w.Mode) {
-			return ""
+// modeFields are the values the modes' table names: the settings that
+// their modes alone read (used "only in mode ..." the others), and the
+// values a mode ignores, each for its reason.
+func modeFields() []unusedField {
+	var out []unusedField
+	readers := map[string][]string{}
+	ignorers := map[string]map[string]string{}
+	for _, m := range modes.Builtin() {
+		for _, ptr := range slices.Sorted(maps.Keys(m.Settings)) {
+			if readers[ptr] == nil {
+				what := m.Settings[ptr]
+				out = append(out, unusedField{ptr, func(w *Workload) string {
+					if slices.Contains(readers[ptr], w.Mode) {
+						return ""
+					}
+					return fmt.Sprintf("%s only in mode %s, and this is mode %s", what, strings.Join(readers[ptr], " or "), w.Mode)
+				}})
+			}
+			readers[ptr] = append(readers[ptr], m.Name)
 		}
-		return fmt.Sprintf("%s only in mode %s, and this is mode %s", what, strings.Join(modes, " or "), w.Mode)
-	}}
-}
-
-// notIn is a field that the named modes do not read, each for its reason.
-func notIn(ptr string, reasons map[string]string) unusedField {
-	return unusedField{ptr, func(w *Workload) string { return reasons[w.Mode] }}
+	}
+	for _, m := range modes.Builtin() {
+		for _, ptr := range slices.Sorted(maps.Keys(m.Ignores)) {
+			if ignorers[ptr] == nil {
+				ignorers[ptr] = map[string]string{}
+				out = append(out, unusedField{ptr, func(w *Workload) string { return ignorers[ptr][w.Mode] }})
+			}
+			ignorers[ptr][m.Name] = m.Ignores[ptr]
+		}
+	}
+	return out
 }
 
 // builtinProgram tells whether the run's main container runs the chart's
 // own inference program (no script or command of the user's).
 func (w *Workload) builtinProgram() bool {
-	return !slices.Contains([]string{"mpijob", "rayjob", "serve"}, w.Mode) &&
+	return w.mode().Launcher == modes.Torchrun &&
 		str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0
 }
 
@@ -52,16 +72,9 @@ func removed(ptr, since, until, instead string) unusedField {
 	}}
 }
 
-var unusedFields = []unusedField{
+var unusedFields = slices.Concat([]unusedField{
 	removed("/ray/clusterName", "0.1.0", "0.3.0", "the RayJob brings its own Ray cluster, named after the release (--name)"),
-	onlyIn("/pytorchjob", "the PyTorchJob settings apply", "pytorchjob"),
-	onlyIn("/ray", "the RayJob and its Ray cluster exist", "rayjob"),
-	onlyIn("/volcano", "Volcano gang-schedules the Ray cluster", "rayjob"),
-	onlyIn("/jobset", "the JobSet settings apply", "jobset"),
-	onlyIn("/trainjob", "the TrainJob settings apply", "trainjob"),
-	onlyIn("/serving", "the server settings apply", "serve"),
-	onlyIn("/kueue/sliceTopology", "Kueue places pod slices (a pod set's podset-slice annotations)", "jobset", "trainjob"),
-	onlyIn("/kueue/sliceSize", "Kueue places pod slices (a pod set's podset-slice annotations)", "jobset", "trainjob"),
+}, modeFields(), []unusedField{
 	{"/mpi", func(w *Workload) string {
 		if w.Mode != "mpijob" {
 			return "mpirun runs only in mode mpijob, and this is mode " + w.Mode + "; name the program as workload.script"
@@ -74,32 +87,12 @@ var unusedFields = []unusedField{
 		}
 		return ""
 	}},
-	notIn("/workload/command", map[string]string{
-		"mpijob": "the MPIJob's launcher runs mpirun, which starts workload.script (or mpi.program) with workload.args on every slot: name the program there",
-		"rayjob": "the RayJob submits workload.script with workload.args as its entrypoint: name the program there",
-	}),
-	notIn("/workload/image", map[string]string{
-		"serve": "the server runs serving.image (or the engine's build for the profile): set that",
-	}),
-	notIn("/workload/backoffLimit", map[string]string{
-		"pod":      "a plain Pod is not retried",
-		"rayjob":   "the RayJob's retries are ray.backoffLimit",
-		"serve":    "a server's pods are restarted, never given up on",
-		"trainjob": "the TrainJob's runtime sets its Jobs' retries",
-	}),
-	notIn("/workload/ttlSecondsAfterFinished", map[string]string{
-		"pod":   "a plain Pod is not deleted after it ends (use mode job)",
-		"serve": "a server does not finish",
-	}),
-	notIn("/kueue/suspend", map[string]string{"pod": "a Pod has no suspend field: Kueue gates a queued Pod until it admits it"}),
 	{"/workload/args", func(w *Workload) string {
 		if w.builtinProgram() {
 			return "workload.args are the arguments of workload.script, and the built-in inference program takes none: set workload.script, or the prompt with workload.prompt"
 		}
 		return ""
 	}},
-	notIn("/workload/maxSeqLen", map[string]string{"serve": "a server's context is serving.maxModelLen: set that"}),
-	notIn("/workload/batchSize", map[string]string{"serve": "a server's concurrent sequences are serving.maxNumSeqs: set that"}),
 	{"/workload/lora", func(w *Workload) string {
 		if w.Type == "inference" {
 			return "LoRA changes the fit estimate of training (frozen weights and adapters instead of AdamW state), and this is an inference workload"
@@ -133,7 +126,7 @@ var unusedFields = []unusedField{
 	}},
 	{"/workload/prompt", promptUnused},
 	{"/workload/maxNewTokens", promptUnused},
-}
+})
 
 func promptUnused(w *Workload) string {
 	switch {

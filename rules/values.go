@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/model"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
@@ -171,10 +172,6 @@ func (w *Workload) nodeLocal() bool {
 	return boolean(w.V, "storage", "nodeLocal") || boolean(w.storageClass(), "nodeLocal")
 }
 
-// podsBesideWorkers are the modes whose run has pods other than the nodes'
-// workers that mount the claim: the MPI launcher, the Ray head.
-var podsBesideWorkers = map[string]string{"mpijob": "the MPI launcher", "rayjob": "the Ray head"}
-
 // LR002: a ReadWriteOnce or node-local volume cannot be shared by nodes.
 func sharedStorage(w *Workload, pos *values.Positions) []Finding {
 	class := str(w.V, "storage", "storageClassName")
@@ -184,10 +181,12 @@ func sharedStorage(w *Workload, pos *values.Positions) []Finding {
 		return nil
 	}
 	who := ""
-	switch other, several := podsBesideWorkers[w.Mode]; {
+	// Pods of the run other than the nodes' workers mount the claim too:
+	// the MPI launcher, the Ray head.
+	switch other := w.mode().BesideWorkers; {
 	case w.Pods() > 1:
 		who = w.podsText()
-	case several:
+	case other != "":
 		who = fmt.Sprintf("%s and the worker", other)
 	case !w.nodeLocal() && (boolean(w.V, "shell", "enabled") || boolean(w.V, "tensorboard", "enabled")):
 		// A node-local volume pins every pod to its node; a zonal disk does
@@ -555,9 +554,9 @@ func storageSize(w *Workload, pos *values.Positions) []Finding {
 // exists where there is a step for it.
 func modeShape(w *Workload, pos *values.Positions) []Finding {
 	var out []Finding
-	if (w.Mode == "pod" || w.Mode == "job") && w.Nodes > 1 {
+	if w.mode().Nodes == "one" && w.Nodes > 1 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
-			"mode %s runs one pod, but workload.nodes is %d; use indexed-job, pytorchjob, rayjob, mpijob, jobset or trainjob for several nodes", w.Mode, w.Nodes)))
+			"mode %s runs one pod, but workload.nodes is %d; use %s for several nodes", w.Mode, w.Nodes, modes.Or(trainingModes(modes.Mode.Several)))))
 	}
 	if boolean(w.V, "steps", "fabricTest", "enabled") {
 		switch {
@@ -580,9 +579,10 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 	}
 	out = append(out, operatorVersions(w, pos)...)
 	out = append(out, kueueTopology(w, pos)...)
-	if boolean(w.V, "steps", "precompile", "enabled") && w.Mode != "rayjob" && w.Mode != "mpijob" && w.Mode != "jobset" {
+	if boolean(w.V, "steps", "precompile", "enabled") && !w.mode().Holds("precompile") {
 		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
-			"mode %s has no precompile step (rayjob, mpijob and jobset have one); disable steps.precompile or change the mode", w.Mode)))
+			"mode %s has no precompile step (%s have one); disable steps.precompile or change the mode", w.Mode,
+			modes.And(modes.Builtin().Where(func(m modes.Mode) bool { return m.Holds("precompile") })))))
 	}
 	if w.Type == "inference" && w.Nodes > 1 && w.Mode != "serve" && str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
@@ -597,7 +597,8 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 
 // LR015: the built-in program is text generation; training needs a script.
 func trainingProgram(w *Workload, pos *values.Positions) []Finding {
-	if w.Type == "inference" || w.Mode == "mpijob" || w.Mode == "rayjob" {
+	// mpirun and Ray start programs of their own when none is named.
+	if l := w.mode().Launcher; w.Type == "inference" || l == modes.MPIRun || l == modes.Ray {
 		return nil
 	}
 	if str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {

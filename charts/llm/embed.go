@@ -4,8 +4,8 @@ package llm
 
 import "embed"
 
-// FS is the chart directory: Chart.yaml, values.yaml, values.schema.json and
-// templates/ (partials included).
+// FS is the chart directory: Chart.yaml, values.yaml, values.schema.json,
+// modes.yaml (the orchestration modes) and templates/ (partials included).
 //
-//go:embed Chart.yaml values.yaml values.schema.json all:templates
+//go:embed Chart.yaml values.yaml values.schema.json modes.yaml all:templates
 var FS embed.FS

@@ -10,24 +10,11 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/llmrender/llmrender/internal/matrix"
 	"github.com/llmrender/llmrender/model"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/values"
 )
-
-// modeFacts describe the orchestration modes for `catalog modes`.
-var modeFacts = map[string]struct{ Renders, Needs, Nodes string }{
-	"pod":         {"Pods (download, run, tools)", "nothing", "1"},
-	"job":         {"batch/v1 Jobs", "nothing", "1"},
-	"indexed-job": {"an Indexed Job + headless Service (torchrun rendezvous on pod 0)", "nothing", "1+"},
-	"pytorchjob":  {"a Kubeflow PyTorchJob (elastic)", "Kubeflow training-operator", "1+"},
-	"rayjob":      {"one KubeRay RayJob with its own Ray cluster (rayClusterSpec), deleted when the job ends; Volcano gang scheduling", "KubeRay (+ Volcano)", "1+"},
-	"mpijob":      {"an MPI Operator MPIJob (v2beta1), launcher + workers", "MPI Operator", "1+"},
-	"jobset":      {"one JobSet (v1alpha2), a replicated job per step, each created when the one before is Complete (dependsOn)", "JobSet (+ Kueue)", "1+"},
-	"trainjob":    {"a Kubeflow Trainer v2 TrainJob on a TrainingRuntime of the release (or a patched ClusterTrainingRuntime)", "Kubeflow Trainer v2", "1+"},
-	"serve":       {"an OpenAI-compatible server (vLLM, SGLang): a Deployment, or a LeaderWorkerSet for several nodes, + Service, PodDisruptionBudget, optional HPA or KEDA ScaledObject", "LeaderWorkerSet for several nodes", "1+"},
-}
 
 // runCatalog lists what values can select, with the facts the chart uses
 // for defaults and the memory fit estimate.
@@ -59,9 +46,13 @@ func runCatalog(env *environment, args []string) error {
 	if catalog == nil {
 		return fmt.Errorf("chart %s has no catalog", c.Metadata.Name)
 	}
+	table, err := modes.Of(c.Chart)
+	if err != nil {
+		return err
+	}
 	data := map[string][]map[string]any{}
 	for _, s := range sections {
-		data[s] = catalogEntries(catalog, s)
+		data[s] = catalogEntries(catalog, table, s)
 	}
 	switch *format {
 	case "json":
@@ -91,13 +82,17 @@ func runCatalog(env *environment, args []string) error {
 	return nil
 }
 
-// catalogEntries lists one section, each entry with its name, sorted.
-func catalogEntries(catalog map[string]any, section string) []map[string]any {
+// catalogEntries lists one section, each entry with its name: models and
+// accelerators sorted, modes in the chart's order (modes.yaml).
+func catalogEntries(catalog map[string]any, table modes.Table, section string) []map[string]any {
 	var out []map[string]any
 	if section == "modes" {
-		for _, m := range matrix.Modes {
-			f := modeFacts[m]
-			out = append(out, map[string]any{"name": m, "renders": f.Renders, "needs": f.Needs, "nodes": f.Nodes})
+		for _, m := range table {
+			nodes := "1"
+			if m.Several() {
+				nodes = "1+"
+			}
+			out = append(out, map[string]any{"name": m.Name, "runs": m.Run, "renders": m.Renders, "needs": m.Needs, "nodes": nodes})
 		}
 		return out
 	}
@@ -137,8 +132,11 @@ func writeCatalogTable(w io.Writer, section string, entries []map[string]any) {
 				fmt.Sprintf("%vGi", e["memoryPerNodeGi"]), e["shmSize"], e["description"]}
 		}
 	default:
-		cols = []string{"NAME", "NODES", "NEEDS", "RENDERS"}
-		row = func(e map[string]any) []any { return []any{e["name"], e["nodes"], e["needs"], e["renders"]} }
+		cols = []string{"NAME", "NODES", "RUNS", "NEEDS", "RENDERS"}
+		row = func(e map[string]any) []any {
+			runs, _ := e["runs"].(modes.Object)
+			return []any{e["name"], e["nodes"], strings.Join(runs.Kinds(), " / "), e["needs"], e["renders"]}
+		}
 	}
 	fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	for _, e := range entries {

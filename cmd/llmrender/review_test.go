@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"github.com/llmrender/llmrender/internal/matrix"
 	"os"
 	"path/filepath"
@@ -288,11 +289,39 @@ func TestCatalog(t *testing.T) {
 		t.Errorf("the schema's modes %v are not the matrix's %v", enum, matrix.Modes)
 	}
 	for _, m := range all["modes"] {
-		for _, col := range []string{"renders", "needs", "nodes"} {
-			if s, _ := m[col].(string); s == "" {
+		for _, col := range []string{"renders", "needs", "nodes", "runs"} {
+			if s := fmt.Sprint(m[col]); s == "" || s == "<nil>" || s == "map[]" {
 				t.Errorf("catalog modes: %v has no %s", m["name"], col)
 			}
 		}
+	}
+}
+
+// `catalog modes` lists a chart's table of modes: a row added to a copy of
+// the chart is listed, a broken table is an error naming the file.
+func TestCatalogListsTheChartsModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "llm")
+	if r := runCLI(t, "", "chart", "export", dir); r.code != 0 {
+		t.Fatalf("export: %s", r.stderr)
+	}
+	table := filepath.Join(dir, "modes.yaml")
+	raw, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := "  - {name: dummy, summary: s, renders: a Dummy, needs: the dummy operator, run: {kind: Dummy, apiVersion: example.com/v1}, nodes: many, done: {condition: Done}, launcher: torchrun, templates: [mode-dummy.yaml]}\n"
+	if err := os.WriteFile(table, append(raw, row...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "catalog", "modes", "--chart", dir)
+	if r.code != 0 || !regexp.MustCompile(`(?m)^dummy +1\+ +Dummy +the dummy operator +a Dummy$`).MatchString(r.stdout) {
+		t.Errorf("catalog modes of a chart with a dummy row: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if err := os.WriteFile(table, append(raw, strings.Replace(row, "nodes: many", "nodes: some", 1)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, "", "catalog", "modes", "--chart", dir); r.code != 1 || !strings.Contains(r.stderr, `modes.yaml: modes[9] (dummy): nodes is "some", expected one or many`) {
+		t.Errorf("a broken table: exit %d, %s", r.code, r.stderr)
 	}
 }
 

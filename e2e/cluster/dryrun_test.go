@@ -21,6 +21,7 @@ import (
 
 	examplefiles "github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/postrender"
 	"github.com/llmrender/llmrender/renderer"
@@ -332,10 +333,11 @@ func TestAPIServerAcceptsPreviousOperators(t *testing.T) {
 	for _, ex := range paths {
 		renders = append(renders, render{filepath.Base(ex), pipeline.Request{Sources: values.Sources{Files: []string{ex}}}})
 	}
-	for _, mode := range matrix.Modes {
+	for _, m := range modes.Builtin() {
+		mode := m.Name
 		for _, extra := range []string{"", ",kueue.queueName=team,kueue.localQueue.create=true,kueue.localQueue.clusterQueue=gpus,trainjob.runtime=torch-distributed,download.enabled=false,steps.preprocess.enabled=false,networkPolicy.enabled=true"} {
 			set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=h100-80gb,workload.nodes=%d,workload.script=train.py,workload.type=finetune,storage.storageClassName=standard-rwx,storage.accessMode=ReadWriteMany%s",
-				mode, map[bool]int{true: 1, false: 2}[mode == "pod" || mode == "job"], extra)
+				mode, map[bool]int{true: 2, false: 1}[m.Several()], extra)
 			renders = append(renders, render{mode + extra, pipeline.Request{Sources: values.Sources{Set: []string{set}}}})
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
@@ -429,7 +432,10 @@ func (c *Cluster) served(ctx context.Context, svc *unstructured.Unstructured) (s
 
 // finished tells whether an object has done what it was applied for, and
 // its state otherwise.
-func finished(o *unstructured.Unstructured) (string, bool) {
+func finished(o *unstructured.Unstructured) (string, bool) { return finishedBy(modes.Builtin(), o) }
+
+// finishedBy is finished, with the kinds of a modes' table.
+func finishedBy(table modes.Table, o *unstructured.Unstructured) (string, bool) {
 	cond := func(t string) bool {
 		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 		for _, c := range conds {
@@ -441,38 +447,45 @@ func finished(o *unstructured.Unstructured) (string, bool) {
 		return false
 	}
 	switch o.GetKind() {
-	case "Job":
-		return "not complete", cond("Complete")
 	case "Pod":
+		// A Pod's own restart policy says whether it should end (a step) or
+		// stay (a shell).
 		policy, _, _ := unstructured.NestedString(o.Object, "spec", "restartPolicy")
 		phase, _, _ := unstructured.NestedString(o.Object, "status", "phase")
 		if policy == "" || policy == "Always" {
 			return "phase " + phase, phase == "Running"
 		}
 		return "phase " + phase, phase == "Succeeded"
-	case "PyTorchJob", "MPIJob":
-		return "not Succeeded", cond("Succeeded")
-	case "JobSet":
-		return "not Completed", cond("Completed")
-	case "TrainJob":
-		return "not Complete", cond("Complete")
-	case "LeaderWorkerSet", "Deployment":
-		// Available, with every replica (a group: its leader and workers)
-		// ready: a Deployment that may be unavailable by one replica is
-		// Available with none.
-		want, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
-		if !found {
-			want = 1
-		}
-		ready, _, _ := unstructured.NestedInt64(o.Object, "status", "readyReplicas")
-		return fmt.Sprintf("Available %v, %d of %d replicas ready", cond("Available"), ready, want), cond("Available") && ready >= want
-	case "RayJob":
-		deploy, _, _ := unstructured.NestedString(o.Object, "status", "jobDeploymentStatus")
-		status, _, _ := unstructured.NestedString(o.Object, "status", "jobStatus")
-		return fmt.Sprintf("jobDeploymentStatus %q, jobStatus %q", deploy, status), deploy == "Complete" && status == "SUCCEEDED"
 	case "PersistentVolumeClaim":
 		phase, _, _ := unstructured.NestedString(o.Object, "status", "phase")
 		return "phase " + phase, phase == "Bound"
+	}
+	// The kinds that run the modes' programs say they are done as the
+	// table has it.
+	if done, ok := doneOf(table, o.GetKind()); ok {
+		switch {
+		case done.Condition != "":
+			return "not " + done.Condition, cond(done.Condition)
+		case len(done.Fields) > 0:
+			var state []string
+			ok := true
+			for _, f := range slices.Sorted(maps.Keys(done.Fields)) {
+				have, _, _ := unstructured.NestedString(o.Object, "status", f)
+				state = append(state, fmt.Sprintf("%s %q", f, have))
+				ok = ok && have == done.Fields[f]
+			}
+			return strings.Join(state, ", "), ok
+		case done.Available:
+			// Available, with every replica (a group: its leader and
+			// workers) ready: a Deployment that may be unavailable by one
+			// replica is Available with none.
+			want, found, _ := unstructured.NestedInt64(o.Object, "spec", "replicas")
+			if !found {
+				want = 1
+			}
+			ready, _, _ := unstructured.NestedInt64(o.Object, "status", "readyReplicas")
+			return fmt.Sprintf("Available %v, %d of %d replicas ready", cond("Available"), ready, want), cond("Available") && ready >= want
+		}
 	}
 	if settings[o.GetKind()] {
 		return "", true
@@ -480,6 +493,17 @@ func finished(o *unstructured.Unstructured) (string, bool) {
 	// A kind nobody taught the simulator to finish is not taken as done:
 	// it would pass whatever happened to it.
 	return "a kind the simulated cluster does not know how to finish", false
+}
+
+// doneOf is how a kind that runs a mode's program says it is done, as the
+// table has it.
+func doneOf(table modes.Table, kind string) (modes.Done, bool) {
+	for _, m := range table {
+		if slices.Contains(m.Run.Kinds(), kind) {
+			return m.Done, true
+		}
+	}
+	return modes.Done{}, false
 }
 
 // settings are the kinds that hold configuration, not work: they are done

@@ -4,16 +4,18 @@ package cluster
 
 import (
 	"context"
-	"regexp"
-
 	"fmt"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmrender/llmrender/modes"
 )
 
 var sim *Cluster
@@ -156,24 +158,30 @@ func TestAcceleratorNodesOnly(t *testing.T) {
 // Every mode with steps on shared storage, on GPUs and on Trainium: the
 // matrix's shape, two nodes where the mode can span them.
 func TestModes(t *testing.T) {
-	for _, mode := range []string{"pod", "job", "indexed-job", "pytorchjob", "mpijob", "rayjob", "jobset", "trainjob"} {
+	// Every mode of the table that runs a program to its end (TestServe
+	// runs the servers).
+	for _, m := range modes.Builtin() {
+		if m.Launcher == modes.Server {
+			continue
+		}
+		mode := m.Name
 		for _, profile := range []string{"h100-80gb", "trn1-32xlarge"} {
 			t.Run(mode+"/"+profile, func(t *testing.T) {
 				t.Parallel()
-				nodes := 2
-				if mode == "pod" || mode == "job" {
-					nodes = 1
+				nodes := 1
+				if m.Several() {
+					nodes = 2
 				}
 				class, spec := "standard-rwx", gkeNodes(profile, nodes)
 				if profile == "trn1-32xlarge" {
 					class, spec = "fsx-sc", eksNodes(profile, nodes)
 				}
 				// mpirun starts a per-node launcher on each worker's slot.
-				script := map[bool]string{true: "./train.sh", false: "train.py"}[mode == "mpijob"]
+				script := map[bool]string{true: "./train.sh", false: "train.py"}[m.Launcher == modes.MPIRun]
 				set := fmt.Sprintf("orchestration.mode=%s,accelerator.profile=%s,accelerator.devices=0,workload.nodes=%d,workload.type=finetune,workload.script=%s,"+
 					"model.name=llama-2-7b,download.tokenSecret.name=hf,steps.preprocess.enabled=true,storage.storageClassName=%s,storage.accessMode=ReadWriteMany,shell.enabled=true",
 					mode, profile, nodes, script, class)
-				if mode == "mpijob" || mode == "rayjob" || mode == "jobset" {
+				if m.Holds("precompile") {
 					set += ",steps.precompile.enabled=" + fmt.Sprint(profile == "trn1-32xlarge")
 				}
 				runScenario(t, Scenario{Name: "mode-" + mode + "-" + profile[:4], Apply: "shuffle:7", Nodes: spec}, nodes, nil, set, "steps.preprocess.command[0]=prepare.sh")

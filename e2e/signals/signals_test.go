@@ -98,9 +98,9 @@ func workloads(t *testing.T) []workload {
 		for _, mode := range matrix.Modes {
 			cases := []matrix.Case{{Type: "finetune", Model: "llama-2-7b", Accelerator: acc, Mode: mode}}
 			if mode == "serve" {
-				cases = []matrix.Case{{Type: "inference", Model: "llama-3.1-8b-instruct", Accelerator: acc, Mode: mode, ServeNodes: 1}}
+				cases = []matrix.Case{{Type: "inference", Model: "llama-3.1-8b-instruct", Accelerator: acc, Mode: mode, OwnNodes: 1}}
 				if acc == "h100-80gb" {
-					cases = append(cases, matrix.Case{Type: "inference", Model: "llama-3.1-70b-instruct", Accelerator: acc, Mode: mode, ServeNodes: 2})
+					cases = append(cases, matrix.Case{Type: "inference", Model: "llama-3.1-70b-instruct", Accelerator: acc, Mode: mode, OwnNodes: 2})
 				}
 			}
 			for _, mc := range cases {

@@ -6,11 +6,12 @@ package matrix
 import (
 	"fmt"
 
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
 )
 
-// Modes are the chart's orchestration modes.
-var Modes = []string{"pod", "job", "indexed-job", "pytorchjob", "rayjob", "mpijob", "jobset", "trainjob", "serve"}
+// Modes are the chart's orchestration modes (its modes.yaml).
+var Modes = modes.Builtin().Names()
 
 // Types are the workload types that differ in what they render.
 var Types = []string{"inference", "finetune"}
@@ -18,19 +19,32 @@ var Types = []string{"inference", "finetune"}
 // Case is one combination.
 type Case struct {
 	Type, Model, Accelerator, Mode string
-	// ServeNodes is the nodes of a server in mode serve: 1 (a Deployment)
-	// or 2 (a LeaderWorkerSet); Cases lists both.
-	ServeNodes int
+	// OwnNodes are the nodes of a mode whose run is another kind across
+	// nodes (serve: a Deployment on 1, a LeaderWorkerSet on 2); Cases
+	// lists both.
+	OwnNodes int
+	// Row is the mode's row of the table the case came from; a case
+	// written by hand has none, and its mode is the built-in chart's.
+	Row modes.Mode
+}
+
+func (c Case) mode() modes.Mode {
+	if c.Row.Name == c.Mode {
+		return c.Row
+	}
+	m, _ := modes.Builtin().Get(c.Mode)
+	return m
 }
 
 // Nodes is one node for the single-node modes, two for the rest, so
-// multi-node wiring is exercised, and a server's own in mode serve.
+// multi-node wiring is exercised, and the case's own where the run's kind
+// depends on it.
 func (c Case) Nodes() int {
-	switch c.Mode {
-	case "pod", "job":
+	switch m := c.mode(); {
+	case !m.Several():
 		return 1
-	case "serve":
-		return max(c.ServeNodes, 1)
+	case m.Run.AcrossNodes != nil:
+		return max(c.OwnNodes, 1)
 	}
 	return 2
 }
@@ -42,9 +56,9 @@ func (c Case) Nodes() int {
 func (c Case) Sources() values.Sources {
 	set := fmt.Sprintf("model.name=%s,accelerator.profile=%s,accelerator.devices=0,orchestration.mode=%s,workload.nodes=%d,workload.type=%s,download.tokenSecret.name=hf,steps.preprocess.enabled=true",
 		c.Model, c.Accelerator, c.Mode, c.Nodes(), c.Type)
-	switch c.Mode {
-	case "serve":
-	case "mpijob":
+	switch c.mode().Launcher {
+	case modes.Server:
+	case modes.MPIRun:
 		// mpirun starts the program once on each worker's one slot: a
 		// per-node launcher that starts the node's processes.
 		set += ",workload.script=./run.sh"
@@ -59,28 +73,33 @@ func (c Case) Sources() values.Sources {
 
 func (c Case) String() string {
 	s := fmt.Sprintf("%s/%s/%s/%s", c.Type, c.Model, c.Accelerator, c.Mode)
-	if c.Mode == "serve" {
+	if c.mode().Run.AcrossNodes != nil {
 		s += fmt.Sprintf("@%d", c.Nodes())
 	}
 	return s
 }
 
 // Cases lists every combination of the chart's catalog (the chart's
-// values["catalog"]), in a stable order.
-func Cases(catalog map[string]any) []Case {
+// values["catalog"]) and its modes, in a stable order.
+func Cases(catalog map[string]any) []Case { return CasesOf(modes.Builtin(), catalog) }
+
+// CasesOf is Cases with the modes of the given table.
+func CasesOf(table modes.Table, catalog map[string]any) []Case {
 	models, _ := catalog["models"].(map[string]any)
 	accels, _ := catalog["accelerators"].(map[string]any)
 	var out []Case
 	for _, typ := range Types {
 		for _, m := range values.SortedKeys(models) {
 			for _, a := range values.SortedKeys(accels) {
-				for _, mode := range Modes {
-					if mode == "serve" {
-						out = append(out, Case{Type: typ, Model: m, Accelerator: a, Mode: mode, ServeNodes: 1},
-							Case{Type: typ, Model: m, Accelerator: a, Mode: mode, ServeNodes: 2})
+				for _, mode := range table {
+					c := Case{Type: typ, Model: m, Accelerator: a, Mode: mode.Name, Row: mode}
+					if mode.Run.AcrossNodes != nil {
+						one, two := c, c
+						one.OwnNodes, two.OwnNodes = 1, 2
+						out = append(out, one, two)
 						continue
 					}
-					out = append(out, Case{Type: typ, Model: m, Accelerator: a, Mode: mode})
+					out = append(out, c)
 				}
 			}
 		}

@@ -28,6 +28,13 @@ chart's templates share within one render (in Helm as in llmrender). */ -}}
 {{- get . "llmCtx" -}}
 {{- end -}}
 
+{{/* llm.names: the names of a list of the modes' table's rows, joined by ", ". */}}
+{{- define "llm.names" -}}
+{{- $names := list -}}
+{{- range . }}{{ $names = append $names .name }}{{ end -}}
+{{- join ", " $names -}}
+{{- end -}}
+
 {{- define "llm.ctx.compute" -}}
 {{- $v := .Values -}}
 {{- $m := get $v.catalog.models $v.model.name -}}
@@ -39,6 +46,13 @@ chart's templates share within one render (in Helm as in llmrender). */ -}}
 {{- fail (printf "LR011: accelerator.profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
+{{- /* The mode's row of the chart's table of modes (modes.yaml). */ -}}
+{{- $table := (.Files.Get "modes.yaml" | fromYaml).modes -}}
+{{- $row := dict -}}
+{{- range $table }}{{ if eq .name $mode }}{{ $row = . }}{{ end }}{{ end -}}
+{{- if not $row -}}
+{{- fail (printf "orchestration.mode %q is not a mode of this chart (known: %s)" $mode (include "llm.names" $table)) -}}
+{{- end -}}
 {{- /* The image of the main containers: the user's, or else the profile's
 (the catalog's default when the profile names none). A download from
 Hugging Face runs the cpu profile's image, which has huggingface-cli and no
@@ -114,7 +128,7 @@ directory of its name. */ -}}
 {{- $min := int $v.steps.fabricTest.minBusGBps | default (div (mul 2 (int (get $a "tcpGbps" | default 100))) 8) -}}
 {{- $inputs = append $inputs (dict "step" "fabric-test" "image" $image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile "fabric" $v.accelerator.fabric "minBusGBps" $min) -}}
 {{- end -}}
-{{- if and $v.steps.precompile.enabled (has $mode (list "rayjob" "mpijob" "jobset")) -}}
+{{- if and $v.steps.precompile.enabled (has "precompile" (get $row "steps" | default list)) -}}
 {{- $inputs = append $inputs (dict "step" "precompile" "image" $image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices) -}}
 {{- end -}}
 {{- /* Each step's marker names a hash of its inputs; every step after the
@@ -142,9 +156,13 @@ workload spans nodes; none with tcp. */ -}}
 {{- end -}}
 {{- $fabric = $want -}}
 {{- end -}}
+{{- /* The object that runs the program (a server across nodes is another kind). */ -}}
+{{- $run := $row.run -}}
+{{- if and (gt $nodes 1) (get $run "acrossNodes") }}{{ $run = $run.acrossNodes }}{{ end -}}
 model: {{ toJson $m }}
 acc: {{ toJson $a }}
 mode: {{ $mode | quote }}
+run: {{ toJson (dict "kind" $run.kind "group" (ternary (regexReplaceAll "/.*" $run.apiVersion "") "" (contains "/" $run.apiVersion))) }}
 name: {{ $name | quote }}
 devices: {{ $devices }}
 nodes: {{ $nodes }}

@@ -129,12 +129,11 @@ Inputs (dict): ctx, step.
 {{- $c := .ctx -}}
 {{- $kind := ternary "Pod" "Job" (eq $c.mode "pod") -}}
 {{- $name := printf "%s-%s" $c.name .step -}}
+{{- $group := ternary "" "batch" (eq $kind "Pod") -}}
 {{- if or (has .step (list "run" "precompile" "fabric-test")) (eq $c.mode "jobset") -}}
-{{- $kind = get (dict "pod" "Pod" "job" "Job" "indexed-job" "Job" "pytorchjob" "PyTorchJob" "mpijob" "MPIJob" "rayjob" "RayJob" "jobset" "JobSet" "trainjob" "TrainJob") $c.mode -}}
+{{- $kind = $c.run.kind -}}
+{{- $group = $c.run.group -}}
 {{- $name = $c.name -}}
-{{- /* A server spans nodes in a LeaderWorkerSet, or runs in a Deployment. */ -}}
-{{- if eq $c.mode "serve" }}{{ $kind = ternary "LeaderWorkerSet" "Deployment" (gt (int $c.nodes) 1) }}{{ end -}}
 {{- end -}}
-{{- $group := get (dict "Job" "batch" "PyTorchJob" "kubeflow.org" "MPIJob" "kubeflow.org" "RayJob" "ray.io" "JobSet" "jobset.x-k8s.io" "TrainJob" "trainer.kubeflow.org" "Deployment" "apps" "LeaderWorkerSet" "leaderworkerset.x-k8s.io") $kind -}}
 {{- toJson (dict "group" $group "kind" $kind "name" $name) -}}
 {{- end -}}

@@ -65,3 +65,15 @@ lets the expression skip ahead where "(?i)" would not).
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* llm.or, llm.and: a list of names as people write it ("a, b or c",
+"a, b and c"). Input: the list. */}}
+{{- define "llm.or" -}}{{ include "llm.joinLast" (dict "names" . "last" " or ") }}{{- end -}}
+{{- define "llm.and" -}}{{ include "llm.joinLast" (dict "names" . "last" " and ") }}{{- end -}}
+{{- define "llm.joinLast" -}}
+{{- if lt (len .names) 2 -}}
+{{- join "" .names -}}
+{{- else -}}
+{{- join ", " (initial .names) }}{{ .last }}{{ last .names -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,229 @@
+// Package modes reads the orchestration modes' table, the chart's
+// modes.yaml: the one list of modes, with what each renders, what runs it,
+// how it says it is done and which values it reads. The chart's templates
+// read the same file; everything in Go that needs to know the modes (the
+// rules, `catalog modes`, the test matrix, the simulated cluster) asks this
+// package.
+package modes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	llm "github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/renderer"
+)
+
+// File is the table's name in a chart directory.
+const File = "modes.yaml"
+
+// Mode is one row of the table; modes.yaml's header says what each column
+// means.
+type Mode struct {
+	Name          string            `json:"name"`
+	Summary       string            `json:"summary"`
+	Renders       string            `json:"renders"`
+	Needs         string            `json:"needs"`
+	Operator      string            `json:"operator"`
+	Run           Object            `json:"run"`
+	Nodes         string            `json:"nodes"`
+	Done          Done              `json:"done"`
+	Steps         []string          `json:"steps,omitempty"`
+	BesideWorkers string            `json:"besideWorkers,omitempty"`
+	Launcher      string            `json:"launcher"`
+	Settings      map[string]string `json:"settings,omitempty"`
+	Ignores       map[string]string `json:"ignores,omitempty"`
+	Templates     []string          `json:"templates"`
+}
+
+// Object is the kind of object that runs the program.
+type Object struct {
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	// AcrossNodes is the object when the run spans several nodes, if it is
+	// another kind.
+	AcrossNodes *Object `json:"acrossNodes,omitempty"`
+}
+
+// Group is the object's API group, "" for the core group.
+func (o Object) Group() string {
+	group, _, found := strings.Cut(o.APIVersion, "/")
+	if !found {
+		return ""
+	}
+	return group
+}
+
+// On is the object that runs a workload of the given nodes.
+func (o Object) On(nodes int) Object {
+	if nodes > 1 && o.AcrossNodes != nil {
+		return *o.AcrossNodes
+	}
+	return o
+}
+
+// Kinds are the object's kinds, on one node and across nodes.
+func (o Object) Kinds() []string {
+	if o.AcrossNodes != nil {
+		return []string{o.Kind, o.AcrossNodes.Kind}
+	}
+	return []string{o.Kind}
+}
+
+// Done is how the run's object says it has finished; exactly one is set.
+type Done struct {
+	// Condition is a status condition that is True when it has.
+	Condition string `json:"condition,omitempty"`
+	// Phase is the pod's phase (a bare Pod).
+	Phase string `json:"phase,omitempty"`
+	// Fields are status fields and the values they have then.
+	Fields map[string]string `json:"fields,omitempty"`
+	// Available is a server's: it does not end, and is up once every
+	// replica is ready.
+	Available bool `json:"available,omitempty"`
+}
+
+// The launchers: what starts workload.script.
+const (
+	Torchrun = "torchrun"
+	MPIRun   = "mpirun"
+	Ray      = "ray"
+	Server   = "server"
+)
+
+// Table is the modes in the file's order.
+type Table []Mode
+
+// Parse reads a modes.yaml; name names it in errors.
+func Parse(name string, data []byte) (Table, error) {
+	var doc struct {
+		Modes Table `json:"modes"`
+	}
+	if err := sigsyaml.UnmarshalStrict(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	seen := map[string]bool{}
+	for i, m := range doc.Modes {
+		where := fmt.Sprintf("%s: modes[%d]", name, i)
+		if m.Name != "" {
+			where += " (" + m.Name + ")"
+		}
+		var done int
+		for _, set := range []bool{m.Done.Condition != "", m.Done.Phase != "", len(m.Done.Fields) > 0, m.Done.Available} {
+			if set {
+				done++
+			}
+		}
+		switch {
+		case m.Name == "":
+			return nil, fmt.Errorf("%s: name is empty", where)
+		case seen[m.Name]:
+			return nil, fmt.Errorf("%s: the mode is listed twice", where)
+		case m.Nodes != "one" && m.Nodes != "many":
+			return nil, fmt.Errorf("%s: nodes is %q, expected one or many", where, m.Nodes)
+		case !slices.Contains([]string{Torchrun, MPIRun, Ray, Server}, m.Launcher):
+			return nil, fmt.Errorf("%s: launcher is %q, expected %s, %s, %s or %s", where, m.Launcher, Torchrun, MPIRun, Ray, Server)
+		case m.Run.Kind == "" || m.Run.APIVersion == "":
+			return nil, fmt.Errorf("%s: run needs its kind and apiVersion", where)
+		case done != 1:
+			return nil, fmt.Errorf("%s: done must say one thing (condition, phase, fields or available), it says %d", where, done)
+		case len(m.Templates) == 0:
+			return nil, fmt.Errorf("%s: templates is empty", where)
+		}
+		seen[m.Name] = true
+	}
+	if len(doc.Modes) == 0 {
+		return nil, fmt.Errorf("%s: no modes", name)
+	}
+	return doc.Modes, nil
+}
+
+var builtin = sync.OnceValues(func() (Table, error) {
+	data, err := llm.FS.ReadFile(File)
+	if err != nil {
+		return nil, err
+	}
+	return Parse("charts/llm/"+File, data)
+})
+
+// Builtin is the built-in chart's table. The file is part of the binary and
+// tested, so a table that does not parse is a broken build.
+func Builtin() Table {
+	t, err := builtin()
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Of is a loaded chart's table, or nil for a chart without one.
+func Of(c *renderer.Chart) (Table, error) {
+	for _, f := range c.Files {
+		if f.Name == File {
+			return Parse(File, f.Data)
+		}
+	}
+	return nil, nil
+}
+
+// Names are the modes' names, in order.
+func (t Table) Names() []string {
+	out := make([]string, len(t))
+	for i, m := range t {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Get is the named mode.
+func (t Table) Get(name string) (Mode, bool) {
+	i := slices.IndexFunc(t, func(m Mode) bool { return m.Name == name })
+	if i < 0 {
+		return Mode{}, false
+	}
+	return t[i], true
+}
+
+// Where are the names of the modes for which keep is true, in order.
+func (t Table) Where(keep func(Mode) bool) []string {
+	var out []string
+	for _, m := range t {
+		if keep(m) {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// Several tells whether the mode can run on several nodes.
+func (m Mode) Several() bool { return m.Nodes == "many" }
+
+// Holds tells whether the mode can run the step.
+func (m Mode) Holds(step string) bool { return slices.Contains(m.Steps, step) }
+
+// Or lists names as people write them: "a", "a or b", "a, b or c".
+func Or(names []string) string { return joinLast(names, " or ") }
+
+// And lists names as "a", "a and b", "a, b and c".
+func And(names []string) string { return joinLast(names, " and ") }
+
+func joinLast(names []string, last string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + last + names[len(names)-1]
+}
+
+// Description is the schema's description of orchestration.mode: each
+// mode with its summary.
+func (t Table) Description() string {
+	parts := make([]string, len(t))
+	for i, m := range t {
+		parts[i] = m.Name + ": " + m.Summary
+	}
+	return strings.Join(parts, "; ") + "."
+}

@@ -1,0 +1,174 @@
+package modes
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	llm "github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/values"
+)
+
+// The built-in table parses, and each row names what exists: its
+// templates (and every mode template has a row), the operator version it
+// is checked against, the values it reads alone or ignores.
+func TestBuiltinRowsNameWhatExists(t *testing.T) {
+	table := Builtin()
+	raw, err := llm.FS.ReadFile("values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defaults map[string]any
+	if err := sigsyaml.Unmarshal(raw, &defaults); err != nil {
+		t.Fatal(err)
+	}
+	claimed := map[string]bool{}
+	for _, m := range table {
+		for _, tpl := range m.Templates {
+			if _, err := fs.Stat(llm.FS, "templates/"+tpl); err != nil {
+				t.Errorf("%s: template %s: %v", m.Name, tpl, err)
+			}
+			claimed[tpl] = true
+		}
+		if m.Operator != "" && values.At(defaults, "/operators/"+m.Operator) == nil {
+			t.Errorf("%s: operator %q is not under operators in values.yaml", m.Name, m.Operator)
+		}
+		for _, fields := range []map[string]string{m.Settings, m.Ignores} {
+			for ptr := range fields {
+				if values.At(defaults, ptr) == nil {
+					t.Errorf("%s: %s is not a value of the chart", m.Name, ptr)
+				}
+			}
+		}
+		for _, s := range []string{m.Summary, m.Renders, m.Needs} {
+			if s == "" {
+				t.Errorf("%s: an empty summary, renders or needs", m.Name)
+			}
+		}
+	}
+	templates, _ := fs.Glob(llm.FS, "templates/mode-*.yaml")
+	for _, tpl := range templates {
+		if name := strings.TrimPrefix(tpl, "templates/"); !claimed[name] {
+			t.Errorf("%s renders a mode no row names", tpl)
+		}
+	}
+}
+
+// values.schema.json offers exactly the table's modes, described by their
+// summaries: a row added or removed fails here until the schema says the
+// same (Helm reads the schema, so it cannot be left to llmrender alone).
+func TestSchemaOffersTheTablesModes(t *testing.T) {
+	raw, err := llm.FS.ReadFile("values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Orchestration struct {
+				Properties struct {
+					Mode struct {
+						Enum        []string
+						Description string
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	mode := schema.Properties.Orchestration.Properties.Mode
+	if !slices.Equal(mode.Enum, Builtin().Names()) {
+		t.Errorf("values.schema.json: orchestration.mode's enum is %q, the table's modes are %q", mode.Enum, Builtin().Names())
+	}
+	if want := Builtin().Description(); mode.Description != want {
+		t.Errorf("values.schema.json: orchestration.mode's description is\n%s\nwant\n%s", mode.Description, want)
+	}
+}
+
+// The README lists every mode where it names them, and gives each one row
+// of "What starts your program".
+func TestREADMENamesEveryMode(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	line := regexp.MustCompile("(?s)- `orchestration.mode`: (.*?) \\(an OpenAI").FindStringSubmatch(readme)
+	if line == nil {
+		t.Fatal("README: no orchestration.mode line")
+	}
+	listed := regexp.MustCompile("`([a-z-]+)`").FindAllStringSubmatch(line[1], -1)
+	var names []string
+	for _, l := range listed {
+		names = append(names, l[1])
+	}
+	if !slices.Equal(names, Builtin().Names()) {
+		t.Errorf("README lists the modes %q, the table has %q", names, Builtin().Names())
+	}
+	start := strings.Index(readme, "| Mode | What starts the program |")
+	if start < 0 {
+		t.Fatal("README: no table of what starts the program")
+	}
+	rows := map[string]int{}
+	for _, row := range strings.Split(readme[start:], "\n")[2:] {
+		if !strings.HasPrefix(row, "|") {
+			break
+		}
+		first := strings.Split(row, "|")[1]
+		for _, m := range regexp.MustCompile("`([a-z-]+)`").FindAllStringSubmatch(first, -1) {
+			rows[m[1]]++
+		}
+	}
+	for _, m := range Builtin() {
+		if rows[m.Name] != 1 {
+			t.Errorf("README, What starts your program: mode %s is in %d rows, want 1", m.Name, rows[m.Name])
+		}
+		delete(rows, m.Name)
+	}
+	for name := range rows {
+		t.Errorf("README, What starts your program: %s is not a mode", name)
+	}
+}
+
+func TestParseRefusesABrokenTable(t *testing.T) {
+	row := "- {name: a, summary: s, renders: r, needs: n, run: {kind: K, apiVersion: g/v1}, nodes: many, done: {condition: Done}, launcher: torchrun, templates: [mode-a.yaml]}\n"
+	if _, err := Parse("modes.yaml", []byte("modes:\n"+row)); err != nil {
+		t.Fatalf("a good row: %v", err)
+	}
+	for _, c := range []struct{ table, want string }{
+		{"modes: []", "no modes"},
+		{"modes:\n" + row + row, "listed twice"},
+		{"modes:\n" + strings.Replace(row, "nodes: many", "nodes: two", 1), `nodes is "two", expected one or many`},
+		{"modes:\n" + strings.Replace(row, "launcher: torchrun", "launcher: srun", 1), `launcher is "srun"`},
+		{"modes:\n" + strings.Replace(row, "{condition: Done}", "{condition: Done, available: true}", 1), "done must say one thing"},
+		{"modes:\n" + strings.Replace(row, "kind: K, ", "", 1), "run needs its kind"},
+		{"modes:\n" + strings.Replace(row, "templates: [mode-a.yaml]", "templates: []", 1), "templates is empty"},
+		{"modes:\n" + strings.Replace(row, "needs: n", "neds: n", 1), `unknown field "neds"`},
+	} {
+		_, err := Parse("modes.yaml", []byte(c.table))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "modes.yaml: ") {
+			t.Errorf("%q: %v, want %q", c.table, err, c.want)
+		}
+	}
+}
+
+func TestListsReadAsPeopleWriteThem(t *testing.T) {
+	for _, c := range []struct {
+		names   []string
+		or, and string
+	}{{nil, "", ""}, {[]string{"a"}, "a", "a"}, {[]string{"a", "b"}, "a or b", "a and b"}, {[]string{"a", "b", "c"}, "a, b or c", "a, b and c"}} {
+		if got := Or(c.names); got != c.or {
+			t.Errorf("Or(%q) = %q", c.names, got)
+		}
+		if got := And(c.names); got != c.and {
+			t.Errorf("And(%q) = %q", c.names, got)
+		}
+	}
+}
