@@ -1,20 +1,16 @@
 package plugin
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"sigs.k8s.io/kustomize/api/konfig"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/llmrender/llmrender/internal/redact"
@@ -94,10 +90,6 @@ type source struct {
 	anyFile    bool   // valuesFiles may lie outside root (Unrestricted)
 }
 
-// LoadRestrictions says which files a function config run by a client may
-// name, as kustomize's --load-restrictor does for a kustomization's files.
-type LoadRestrictions int
-
 const (
 	// RootOnly: only files inside the client's root (the kustomization's
 	// directory, the kpt package) are read; a path that leads out of it,
@@ -109,60 +101,6 @@ const (
 	// Unrestricted: any file the user running the client can read.
 	Unrestricted
 )
-
-// root is the directory a client runs the function for, and the files in
-// it the function config may name.
-type root struct {
-	dir  string // absolute
-	is   string // what it is, for messages: "the kustomization's directory"
-	fsys fs.FS  // the tree under dir, links resolved and kept inside
-}
-
-func newRoot(dir, is string) *root {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	return &root{dir: dir, is: is, fsys: safeio.Dir(dir)}
-}
-
-// name is p (absolute, or relative to the working directory) as a name
-// inside the root, and false when p lies outside it. Links are resolved
-// when the file is read (safeio.Dir); here they are resolved only to see
-// that a path written through a link to the root (/tmp when it is
-// /private/tmp) is inside.
-func (r *root) name(p string) (string, bool) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", false
-	}
-	if rel, err := filepath.Rel(r.dir, abs); err == nil && filepath.IsLocal(rel) {
-		return filepath.ToSlash(rel), true
-	}
-	realRoot, err1 := filepath.EvalSymlinks(r.dir)
-	realDir, err2 := filepath.EvalSymlinks(filepath.Dir(abs))
-	if err1 != nil || err2 != nil {
-		return "", false
-	}
-	if rel, err := filepath.Rel(realRoot, filepath.Join(realDir, filepath.Base(abs))); err == nil && filepath.IsLocal(rel) {
-		return filepath.ToSlash(rel), true
-	}
-	return "", false
-}
-
-// read reads a file inside the root: a regular file whose links stay
-// inside.
-func (r *root) read(name string, limit int64) ([]byte, error) {
-	return safeio.ReadFileFS(r.fsys, name, limit)
-}
-
-// outside explains a path that leads out of the root.
-func (r *root) outside(p string) string { return redact.Label(p) + " " + r.outsideReason() }
-
-// outsideReason is outside without the path, for a *safeio.Error.
-func (r *root) outsideReason() string {
-	return fmt.Sprintf("is outside %s, %s: the function reads only files inside it, as kustomize reads a kustomization's files (LoadRestrictionsRootOnly); move the file inside it, or run the function with --load-restrictor LoadRestrictionsNone",
-		r.dir, r.is)
-}
 
 func (s source) where(at *yaml.Node) string {
 	if s.linesKnown && at != nil {
@@ -488,132 +426,6 @@ func ReadConfigFile(file, name, dir string) (*Config, error) {
 		src.dirIs = "the directory of " + file
 	}
 	return parseWorkload(n, src)
-}
-
-// findConfig reads a file with read (shown as display) and returns its
-// object of the kind (and name, unless empty): the only one, else an error.
-// A file with a single object of another kind returns that object, so that
-// parsing it reports what it is.
-func findConfig(read func() ([]byte, error), display, kind, name string) (*yaml.Node, error) {
-	data, err := read()
-	if err != nil {
-		var se *safeio.Error
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("function config %s: %s", display, se.Reason)
-		}
-		return nil, fmt.Errorf("function config %s: %s", display, safeio.Describe(err))
-	}
-	docs, err := documents(display, data)
-	if err != nil {
-		return nil, err
-	}
-	var found []*yaml.Node
-	for _, d := range docs {
-		if yamlnode.Scalar(d, "kind") == kind && (name == "" || yamlnode.Scalar(yamlnode.Get(d, "metadata"), "name") == name) {
-			found = append(found, d)
-		}
-	}
-	switch {
-	case len(found) == 1:
-		return found[0], nil
-	case len(found) > 1:
-		return nil, &ConfigError{Where: fmt.Sprintf("%s:%d:%d", display, found[1].Line, found[1].Column),
-			Msg: fmt.Sprintf("holds more than one %s; keep one per file", kind)}
-	case len(docs) == 1 && name == "":
-		return docs[0], nil
-	}
-	if name == "" {
-		return nil, &ConfigError{Where: display, Msg: fmt.Sprintf("holds no %s", kind)}
-	}
-	return nil, &ConfigError{Where: display, Msg: fmt.Sprintf("holds no %s named %q", kind, name)}
-}
-
-// candidate is a file inside the root that may hold the function config a
-// client sent: name inside the root, shown as display.
-type candidate struct {
-	name, display string
-}
-
-// locate finds the user's file for the config a client sent, so that
-// positions and errors point into it: the client's copy has lost comments,
-// key order and lines (kustomize also drops its path). The file must hold an
-// object of the same kind and name; when the client's copy parses, the
-// file's must parse to the same config (a function earlier in a pipeline may
-// have changed it), and when it does not, the file's error is the one
-// reported, with its line.
-func locate(n *yaml.Node, parsed *Config, parseErr error, candidates []candidate, src source) (*Config, error) {
-	id := ref(n)
-	for _, cand := range candidates {
-		fn, err := findConfig(func() ([]byte, error) { return src.root.read(cand.name, MaxInputSize) }, cand.display, id.Kind, id.Name)
-		if err != nil {
-			continue
-		}
-		c, err := parseFunctionConfig(fn, source{file: cand.display, linesKnown: true, dir: src.dir, dirIs: src.dirIs, root: src.root, anyFile: src.anyFile})
-		switch {
-		case parseErr != nil && err != nil:
-			return nil, err
-		case parseErr == nil && err == nil && sameConfig(c, parsed):
-			return c, nil
-		}
-	}
-	return parsed, parseErr
-}
-
-func sameConfig(a, b *Config) bool {
-	return a.Name == b.Name && a.Namespace == b.Namespace && a.Ref == b.Ref &&
-		slices.Equal(a.ValuesFiles, b.ValuesFiles) && reflect.DeepEqual(a.Spec.Values, b.Spec.Values)
-}
-
-// kustomizationConfigFiles lists the generator and transformer files of the
-// kustomization at the root: kustomize sends a generator's config without
-// its file, and these are the files it can have come from. Only files
-// inside the root are read: a path out of it, a link out of it, a pipe or
-// a device is no generator config of this kustomization.
-func kustomizationConfigFiles(r *root) []candidate {
-	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		data, err := r.read(name, MaxInputSize)
-		if err != nil {
-			continue
-		}
-		var k struct {
-			Generators   []string `yaml:"generators"`
-			Transformers []string `yaml:"transformers"`
-		}
-		if yaml.Unmarshal(data, &k) != nil {
-			return nil
-		}
-		var files []candidate
-		for _, f := range append(k.Generators, k.Transformers...) {
-			if strings.ContainsAny(f, "\n:") { // an inline config, not a path
-				continue
-			}
-			if name := path.Clean(filepath.ToSlash(f)); fs.ValidPath(name) {
-				files = append(files, candidate{name: name, display: f})
-			}
-		}
-		return files
-	}
-	return nil
-}
-
-// documents parses every document of a YAML stream into its root node.
-func documents(name string, data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			line, msg := values.SyntaxErrorLine(err)
-			return nil, &ConfigError{Where: fmt.Sprintf("%s:%d", name, line), Msg: "invalid YAML: " + msg}
-		}
-		if len(doc.Content) == 1 && !yamlnode.IsNull(doc.Content[0]) {
-			docs = append(docs, doc.Content[0])
-		}
-	}
 }
 
 // slashDir is the directory of a slash-separated client path, "" for the
