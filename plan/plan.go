@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
@@ -169,7 +170,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	p.Steps = steps(objs)
 	// The fabric, when the workload spans nodes of a machine that has one
 	// (wired or not: a reviewer needs both) or its pods carry it on one.
-	if w != nil && str(w.Acc, "fabric") != "" && (w.Nodes > 1 || carryFabric(p.Steps)) {
+	if w != nil && tree.String(w.Acc, "fabric") != "" && (w.Nodes > 1 || carryFabric(p.Steps)) {
 		p.Fabric = fabricOf(w, p.Steps)
 	}
 	p.Queue = queueOf(objs)
@@ -196,18 +197,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	return p, nil
 }
 
-func meta(o rules.Object, key string) map[string]any { return mapAt(o.Doc, "metadata", key) }
-
-// mapAt is the map at path in v, or nil where the path ends early or
-// meets something else.
-func mapAt(v any, path ...string) map[string]any {
-	for _, k := range path {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	m, _ := v.(map[string]any)
-	return m
-}
+func meta(o rules.Object, key string) map[string]any { return tree.Map(o.Doc, "metadata", key) }
 
 func name(o rules.Object) string {
 	m, _ := o.Doc["metadata"].(map[string]any)
@@ -229,7 +219,7 @@ func claims(objs []rules.Object) []Claim {
 		if req, ok := resources["requests"].(map[string]any); ok {
 			c.Size = fmt.Sprint(req["storage"])
 		}
-		for _, m := range asList(spec["accessModes"]) {
+		for _, m := range tree.List(spec["accessModes"]) {
 			c.AccessModes = append(c.AccessModes, fmt.Sprint(m))
 		}
 		if sc, ok := spec["storageClassName"].(string); ok {
@@ -240,7 +230,7 @@ func claims(objs []rules.Object) []Claim {
 	}
 	var existing []string
 	for _, o := range objs {
-		walk(o.Doc, func(m map[string]any) {
+		tree.Walk(o.Doc, func(m map[string]any) {
 			if pvc, ok := m["persistentVolumeClaim"].(map[string]any); ok {
 				n := fmt.Sprint(pvc["claimName"])
 				if !created[n] && !slices.Contains(existing, n) {
@@ -297,8 +287,8 @@ func steps(objs []rules.Object) []Step {
 			continue
 		}
 		s := byName[componentOf[fmt.Sprintf("TrainJob/%s", name(o))]]
-		ref := mapAt(o.Doc, "spec", "runtimeRef")
-		nodes, hasNodes := mapAt(o.Doc, "spec", "trainer")["numNodes"].(int64)
+		ref := tree.Map(o.Doc, "spec", "runtimeRef")
+		nodes, hasNodes := tree.Map(o.Doc, "spec", "trainer")["numNodes"].(int64)
 		for _, rt := range objs {
 			if rt.Doc["kind"] != fmt.Sprint(ref["kind"]) || name(rt) != fmt.Sprint(ref["name"]) {
 				continue
@@ -488,30 +478,10 @@ func rank(step string) int {
 	return 1
 }
 
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-// walk calls fn for every map in v.
-func walk(v any, fn func(map[string]any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		fn(x)
-		for _, e := range x {
-			walk(e, fn)
-		}
-	case []any:
-		for _, e := range x {
-			walk(e, fn)
-		}
-	}
-}
-
 // fabricOf summarises the run's fabric: what is wired, the bandwidth it
 // gives a node, and the run's accelerator pods that lack it.
 func fabricOf(w *rules.Workload, steps []Step) *Fabric {
-	f := &Fabric{Kind: w.FabricOf(), Native: str(w.Acc, "fabric"), Gbps: number(w.Acc, "fabricGbps"), TCPGbps: number(w.Acc, "tcpGbps")}
+	f := &Fabric{Kind: w.FabricOf(), Native: tree.String(w.Acc, "fabric"), Gbps: number(w.Acc, "fabricGbps"), TCPGbps: number(w.Acc, "tcpGbps")}
 	for _, s := range steps {
 		if s.Name != "run" {
 			continue
@@ -569,23 +539,13 @@ func queueOf(objs []rules.Object) *Queue {
 	for _, o := range objs {
 		if o.Doc["kind"] == "LocalQueue" && name(o) == q.Name {
 			q.Created = true
-			q.ClusterQueue, _ = mapAt(o.Doc, "spec")["clusterQueue"].(string)
+			q.ClusterQueue, _ = tree.Map(o.Doc, "spec")["clusterQueue"].(string)
 		}
 	}
 	return q
 }
 
-func str(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
 func number(m map[string]any, key string) float64 {
-	switch n := m[key].(type) {
-	case int64:
-		return float64(n)
-	case float64:
-		return n
-	}
-	return 0
+	f, _ := tree.Number(m, key)
+	return f
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/rules"
 )
 
@@ -62,20 +63,20 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 			out.Object = kind + "/" + name(o)
 		case "PodMonitor":
 			interval := ""
-			if eps := asList(mapAt(o.Doc, "spec")["podMetricsEndpoints"]); len(eps) > 0 {
+			if eps := tree.List(tree.Map(o.Doc, "spec")["podMetricsEndpoints"]); len(eps) > 0 {
 				interval, _ = eps[0].(map[string]any)["interval"].(string)
 			}
 			out.Metrics = fmt.Sprintf("%s/%s: Prometheus scrapes the servers' /metrics every %s", kind, name(o), interval)
 		case "HorizontalPodAutoscaler", "ScaledObject":
 			out.Autoscaling = fmt.Sprintf("%s/%s, %d to %d servers on the queue (%s per server)", kind, name(o),
-				int64Of(w.V, "serving", "autoscaling", "minReplicas"), int64Of(w.V, "serving", "autoscaling", "maxReplicas"), queueTarget(w))
+				tree.Int(w.V, "serving", "autoscaling", "minReplicas"), tree.Int(w.V, "serving", "autoscaling", "maxReplicas"), queueTarget(w))
 		case "Service":
 			spec, _ := o.Doc["spec"].(map[string]any)
 			if spec["clusterIP"] == "None" {
 				continue
 			}
 			port := any("")
-			if ports := asList(spec["ports"]); len(ports) > 0 {
+			if ports := tree.List(spec["ports"]); len(ports) > 0 {
 				port = ports[0].(map[string]any)["port"]
 			}
 			out.Endpoint = fmt.Sprintf("http://%s.%s.svc:%v/v1", name(o), namespace, port)
@@ -100,16 +101,7 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 }
 
 func queueTarget(w *rules.Workload) string {
-	return fmt.Sprintf("%d waiting", int64Of(w.V, "serving", "autoscaling", "targetQueueLength"))
-}
-
-func int64Of(v map[string]any, path ...string) int64 {
-	var cur any = v
-	for _, p := range path {
-		m, _ := cur.(map[string]any)
-		cur = m[p]
-	}
-	return int64(number(map[string]any{"n": cur}, "n"))
+	return fmt.Sprintf("%d waiting", tree.Int(w.V, "serving", "autoscaling", "targetQueueLength"))
 }
 
 // serveLine is the compute of a server: servers x (nodes x devices).

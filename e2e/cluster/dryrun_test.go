@@ -21,6 +21,7 @@ import (
 
 	examplefiles "github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/postrender"
@@ -144,7 +145,7 @@ func ensureOn(t *testing.T, client kubernetes.Interface, ns string, labels map[s
 		if other := o.GetNamespace(); other != "" && other != ns {
 			ensureOn(t, client, other, nil, nil)
 		}
-		walk(o.Object, func(m map[string]any) {
+		tree.Walk(o.Object, func(m map[string]any) {
 			if sa, ok := m["serviceAccountName"].(string); ok {
 				_, err := client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{})
 				if err != nil && !apierrors.IsAlreadyExists(err) {

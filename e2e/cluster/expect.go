@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/llmrender/llmrender/e2e/sandbox"
+	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/plan"
 )
@@ -32,7 +33,7 @@ func expect(namespace, release string, res *pipeline.Result) error {
 		return err
 	}
 	e := Expected{Programs: sandbox.ValuePrograms(res.Values), World: int(p.Compute.WorldSize), Slots: int(p.Compute.Nodes * p.Compute.SlotsPerWorker)}
-	e.WorkDir, _ = sandbox.Dig(res.Values, "workload", "workingDir").(string)
+	e.WorkDir, _ = tree.Get(res.Values, "workload", "workingDir").(string)
 	rendered.Store(namespace, e)
 	return nil
 }

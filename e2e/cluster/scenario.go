@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
@@ -196,7 +197,7 @@ func (c *Cluster) prepare(ctx context.Context, sc Scenario) error {
 		if o.GetKind() == "PersistentVolumeClaim" {
 			created[o.GetName()] = true
 		}
-		walk(o.Object, func(m map[string]any) {
+		tree.Walk(o.Object, func(m map[string]any) {
 			if ref, ok := m["secretKeyRef"].(map[string]any); ok {
 				secrets[fmt.Sprint(ref["name"])] = true
 			}
@@ -567,19 +568,4 @@ func (r *Report) Check(peak int) error {
 		fmt.Fprintf(&log, "\n    %s %s: %s", e.At.Format("15:04:05.000"), e.Pod, e.What)
 	}
 	return fmt.Errorf("%w:\n  %s\n  what the pods did:%s", ErrUnfinished, strings.Join(problems, "\n  "), log.String())
-}
-
-// walk calls fn for every map in v.
-func walk(v any, fn func(map[string]any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		fn(x)
-		for _, e := range x {
-			walk(e, fn)
-		}
-	case []any:
-		for _, e := range x {
-			walk(e, fn)
-		}
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/modes"
 )
 
@@ -510,7 +511,7 @@ func edited(t *testing.T, namespace, ex string, edit func(c map[string]any) bool
 	}
 	changed := false
 	for _, o := range objs {
-		walk(o.Object, func(m map[string]any) {
+		tree.Walk(o.Object, func(m map[string]any) {
 			if _, ok := m["image"]; ok && edit(m) {
 				changed = true
 			}

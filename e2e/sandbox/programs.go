@@ -1,6 +1,10 @@
 package sandbox
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/llmrender/llmrender/internal/tree"
+)
 
 // StandInNames are the programs the chart's containers run that their
 // images hold, found on PATH: a run puts stand-ins under these names.
@@ -26,28 +30,16 @@ var ImagePrograms = []string{
 func ValuePrograms(values map[string]any) []string {
 	var out []string
 	for _, path := range [][]string{{"workload", "command"}, {"steps", "preprocess", "command"}} {
-		if l, ok := Dig(values, path...).([]any); ok && len(l) > 0 {
+		if l, ok := tree.Get(values, path...).([]any); ok && len(l) > 0 {
 			if s, ok := l[0].(string); ok {
 				out = append(out, s)
 			}
 		}
 	}
-	if p, ok := Dig(values, "mpi", "program").(string); ok && p != "" {
+	if p, ok := tree.Get(values, "mpi", "program").(string); ok && p != "" {
 		out = append(out, p)
 	}
 	return out
-}
-
-// Dig reads a value at a path of map keys, or nil.
-func Dig(v any, keys ...string) any {
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[k]
-	}
-	return v
 }
 
 // SignalName is a signal's name as a shell's kill takes it (TERM, INT).

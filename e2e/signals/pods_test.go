@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/pipeline"
 
 	"github.com/llmrender/llmrender/e2e/sandbox"
@@ -68,11 +69,11 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 	}
 	progs := sandbox.ValuePrograms(res.Values)
 	profiles := envProfiles(res.Values)
-	workingDir, _ := sandbox.Dig(res.Values, "workload", "workingDir").(string)
+	workingDir, _ := tree.Get(res.Values, "workload", "workingDir").(string)
 	var out []*unit
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
-		name, _ := sandbox.Dig(o.Doc, "metadata", "name").(string)
+		name, _ := tree.Get(o.Doc, "metadata", "name").(string)
 		at := fmt.Sprintf("%s: %s/%s", render, kind, name)
 		if kind == "RayJob" {
 			out = append(out, rayUnits(at, o.Doc, progs, workingDir)...)
@@ -121,9 +122,9 @@ func units(t *testing.T, render string, res *pipeline.Result) []*unit {
 // (catalog.fabrics.*.envProfile).
 func envProfiles(v map[string]any) []string {
 	var out []string
-	fabrics, _ := sandbox.Dig(v, "catalog", "fabrics").(map[string]any)
+	fabrics, _ := tree.Get(v, "catalog", "fabrics").(map[string]any)
 	for _, f := range fabrics {
-		if name, ok := sandbox.Dig(f, "envProfile").(string); ok && name != "" {
+		if name, ok := tree.Get(f, "envProfile").(string); ok && name != "" {
 			out = append(out, name)
 		}
 	}
@@ -146,7 +147,7 @@ func newUnit(at, kind string, spec, c map[string]any, progs []string) *unit {
 		if v["persistentVolumeClaim"] != nil {
 			claims[name] = true
 		}
-		host, _ := sandbox.Dig(v, "hostPath", "path").(string)
+		host, _ := tree.Get(v, "hostPath", "path").(string)
 		if sandbox.PluginVolumes["hostPath:"+host] || (v["emptyDir"] != nil && sandbox.PluginVolumes["emptyDir:"+name]) {
 			plugins[name] = true
 		}
@@ -215,17 +216,17 @@ func operatorTopology(doc map[string]any) map[string]string {
 	switch doc["kind"] {
 	case "PyTorchJob":
 		var n int64
-		if specs, ok := sandbox.Dig(doc, "spec", "pytorchReplicaSpecs").(map[string]any); ok {
+		if specs, ok := tree.Get(doc, "spec", "pytorchReplicaSpecs").(map[string]any); ok {
 			for _, r := range specs {
-				n += toInt64(sandbox.Dig(r, "replicas"))
+				n += toInt64(tree.Get(r, "replicas"))
 			}
 		}
 		out["PET_NNODES"], out["WORLD_SIZE"] = fmt.Sprint(n), fmt.Sprint(n)
-		if e, ok := sandbox.Dig(doc, "spec", "elasticPolicy").(map[string]any); ok {
+		if e, ok := tree.Get(doc, "spec", "elasticPolicy").(map[string]any); ok {
 			out["PET_NNODES"] = fmt.Sprintf("%d:%d", toInt64(e["minReplicas"]), toInt64(e["maxReplicas"]))
 		}
 	case "LeaderWorkerSet":
-		out["LWS_GROUP_SIZE"] = fmt.Sprint(toInt64(sandbox.Dig(doc, "spec", "leaderWorkerTemplate", "size")))
+		out["LWS_GROUP_SIZE"] = fmt.Sprint(toInt64(tree.Get(doc, "spec", "leaderWorkerTemplate", "size")))
 	}
 	return out
 }
@@ -287,7 +288,7 @@ func (u *unit) resolve() {
 // generates, run by /bin/bash -c; and the entrypoint.
 func rayUnits(at string, doc map[string]any, progs []string, workingDir string) []*unit {
 	var out []*unit
-	cluster, _ := sandbox.Dig(doc, "spec", "rayClusterSpec").(map[string]any)
+	cluster, _ := tree.Get(doc, "spec", "rayClusterSpec").(map[string]any)
 	groups := []map[string]any{}
 	if h, ok := cluster["headGroupSpec"].(map[string]any); ok {
 		groups = append(groups, h)
@@ -295,8 +296,8 @@ func rayUnits(at string, doc map[string]any, progs []string, workingDir string) 
 	groups = append(groups, maps(cluster["workerGroupSpecs"])...)
 	var head *unit
 	for i, g := range groups {
-		spec, _ := sandbox.Dig(g, "template", "spec").(map[string]any)
-		annotations, _ := sandbox.Dig(g, "template", "metadata", "annotations").(map[string]any)
+		spec, _ := tree.Get(g, "template", "spec").(map[string]any)
+		annotations, _ := tree.Get(g, "template", "metadata", "annotations").(map[string]any)
 		ctrs := maps(spec["containers"])
 		if len(ctrs) == 0 {
 			continue
@@ -331,7 +332,7 @@ func rayUnits(at string, doc map[string]any, progs []string, workingDir string) 
 		}
 		out = append(out, u)
 	}
-	if ep, ok := sandbox.Dig(doc, "spec", "entrypoint").(string); ok && head != nil {
+	if ep, ok := tree.Get(doc, "spec", "entrypoint").(string); ok && head != nil {
 		u := *head
 		u.where = at + ": entrypoint"
 		u.kind = "RayJob/entrypoint"
