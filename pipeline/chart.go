@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/safeio"
+	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/schema"
+)
+
+// The charts a render runs: the built-in one or a directory, loaded once,
+// with their schemas compiled in the background.
+
+// Chart is a loaded chart with its schema compiled.
+type Chart struct {
+	*renderer.Chart
+	schema func() (*schema.Schema, error) // waits for the compile; nil without values.schema.json
+
+	subMu      sync.Mutex
+	subSchemas map[string]func() (*schema.Schema, error) // subcharts' schemas by their place in the loaded tree
+
+	validMu       sync.Mutex
+	validDefaults map[string]bool // top-level keys whose default value the top schema accepts, learnt from renders
+
+	// trusted: the chart's defaults are known to pass its whole schema
+	// (the built-in chart's, which a test holds to it). A render then
+	// needs only the schemas of the values it changes: see prunedSchema.
+	trusted    bool
+	prunedMu   sync.Mutex
+	pruned     *pruned
+	prunedDone bool // no more pruned compiles: the whole schema serves from now on
+}
+
+// pruned is the top schema compiled without the schemas of some values:
+// those the first render of a process left at the chart's defaults.
+type pruned struct {
+	at     []string // pointers to the values whose schemas are left out
+	schema *schema.Schema
+}
+
+var (
+	builtinOnce  sync.Once
+	builtinChart *Chart
+	builtinErr   error
+)
+
+// BuiltinChart returns the embedded chart, loaded once per process.
+func BuiltinChart() (*Chart, error) {
+	builtinOnce.Do(func() {
+		c, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true})
+		if err != nil {
+			builtinErr = err
+			return
+		}
+		// The whole schema is compiled only when a render needs it: the
+		// first render compiles only the schemas of what it changes.
+		whole := sync.OnceValues(func() (*schema.Schema, error) {
+			return compileSchema(c.Schema, nil, c.Metadata.Name)
+		})
+		builtinChart = &Chart{Chart: c, schema: whole, trusted: true}
+	})
+	return builtinChart, builtinErr
+}
+
+// LoadChart loads the chart in dir, or the built-in chart when dir is "".
+func LoadChart(dir string) (*Chart, error) {
+	if dir == "" {
+		return BuiltinChart()
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", dir, errors.Unwrap(err))
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("chart %s: not a directory", dir)
+	}
+	c, err := renderer.Load(safeio.Dir(dir))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return prepare(c), nil
+}
+
+// prepare starts the two one-time costs of a process, compiling the schema
+// and parsing the templates, on their own goroutines: they run while the
+// values are read and merged, and a second core does one of them.
+func prepare(c *renderer.Chart) *Chart {
+	out := &Chart{Chart: c}
+	if c.Schema != nil {
+		files := make(map[string][]byte, len(c.Files))
+		for _, f := range c.Files {
+			files[f.Name] = f.Data
+		}
+		out.schema = compileInBackground(c.Schema, files, c.Metadata.Name)
+	}
+	return out
+}
+
+func compileInBackground(data []byte, files map[string][]byte, chart string) func() (*schema.Schema, error) {
+	return inBackground(func() (*schema.Schema, error) {
+		return compileSchema(data, files, chart)
+	})
+}
+
+func compileSchema(data []byte, files map[string][]byte, chart string) (*schema.Schema, error) {
+	s, err := schema.Compile(data, files)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", chart, err)
+	}
+	return s, nil
+}
+
+// Schema returns the compiled values schema, nil when the chart has none.
+func (c *Chart) Schema() (*schema.Schema, error) {
+	if c.schema == nil {
+		return nil, nil
+	}
+	return c.schema()
+}
+
+// inBackground runs f on its own goroutine and returns a function that waits
+// for its result. A panic in f becomes its error.
+func inBackground[T any](f func() (T, error)) func() (T, error) {
+	done := make(chan struct{})
+	var v T
+	var err error
+	go func() {
+		defer close(done)
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("internal error: %v", r)
+			}
+		}()
+		v, err = f()
+	}()
+	return func() (T, error) {
+		<-done
+		return v, err
+	}
+}
+
+// builtinValues are the built-in chart's values (its catalog), for the
+// manifest rules' facts about manifests of any origin.
+func builtinValues() map[string]any {
+	c, err := BuiltinChart()
+	if err != nil {
+		return nil
+	}
+	return c.Values
+}
+
+// hasDomainRules tells whether the chart's values follow the built-in chart's
+// shape (model, accelerator, catalog), so the values rules apply.
+func (c *Chart) hasDomainRules() bool {
+	_, ok := c.Values["catalog"].(map[string]any)
+	return c.Metadata.Name == "llm" && ok
+}
