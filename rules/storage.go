@@ -98,9 +98,9 @@ func (c ClaimNeed) String() string {
 	return s
 }
 
-// accessMode is the claim's access mode as the chart derives it: the value,
+// AccessMode is the claim's access mode as the chart derives it: the value,
 // or ReadWriteOnce for one node and ReadWriteMany for several.
-func (w *Workload) accessMode() string {
+func (w *Workload) AccessMode() string {
 	if m := str(w.V, "storage", "accessMode"); m != "" {
 		return m
 	}
@@ -124,7 +124,7 @@ func (w *Workload) nodeLocal() bool {
 // LR002: a ReadWriteOnce or node-local volume cannot be shared by nodes.
 func sharedStorage(w *Workload, pos *values.Positions) []Finding {
 	class := str(w.V, "storage", "storageClassName")
-	mode := w.accessMode()
+	mode := w.AccessMode()
 	single := mode == "ReadWriteOnce" || mode == "ReadWriteOncePod"
 	if !single && !w.nodeLocal() {
 		return nil
@@ -168,7 +168,7 @@ func storageClassModes(w *Workload, pos *values.Positions) []Finding {
 	if !boolean(w.V, "storage", "create") {
 		return nil // an existing claim: its class is not ours to check
 	}
-	mode := w.accessMode()
+	mode := w.AccessMode()
 	class := str(w.V, "storage", "storageClassName")
 	ptr := "/storage/storageClassName"
 	if class == "" {
