@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
@@ -64,13 +64,13 @@ func TestShellScriptsQuoteArguments(t *testing.T) {
 	}
 	set = append(set, "storage.mountPath="+box.mount, "model.revision="+trickyRevision)
 	checked, passedOn, ran, compared := 0, 0, 0, 0
-	for _, mode := range matrix.Modes {
-		if mode == "serve" {
+	for _, m := range modes.Builtin() {
+		if m.Launcher == modes.Server {
 			continue // the server's flags are serving.args; workload.args is refused there
 		}
-		nodes := 2
-		if mode == "pod" || mode == "job" {
-			nodes = 1
+		mode, nodes := m.Name, 1
+		if m.Several() {
+			nodes = 2
 		}
 		for _, profile := range []string{"h100-mega-80gb", "trn1-32xlarge"} {
 			src := values.Sources{
@@ -78,7 +78,7 @@ func TestShellScriptsQuoteArguments(t *testing.T) {
 				SetString: set,
 			}
 			precompile := false
-			if mode == "mpijob" || mode == "rayjob" || mode == "jobset" {
+			if m.Holds("precompile") {
 				precompile = profile == "trn1-32xlarge"
 				src.Set = append(src.Set, fmt.Sprintf("steps.precompile.enabled=%v", precompile))
 			}
@@ -197,7 +197,7 @@ func (s chartScript) expect(mount string, precompile bool) ([]stubCall, bool) {
 	case s.container == "precompile":
 		return []stubCall{{"neuron_parallel_compile", "1", program}}, true
 	case s.container == "download":
-		return []stubCall{{"huggingface-cli", "-", []string{"download", "meta-llama/Llama-2-7b-hf", "--revision", trickyRevision, "--local-dir", mount + "/models/llama-2-7b", "--exclude", "original/*"}}}, true
+		return []stubCall{{"hf", "-", []string{"download", "meta-llama/Llama-2-7b-hf", "--revision", trickyRevision, "--local-dir", mount + "/models/llama-2-7b", "--exclude", "original/*"}}}, true
 	case s.container == "preprocess":
 		return []stubCall{{"bash", "-", trickyPreprocess[1:]}}, true
 	case strings.HasPrefix(s.container, "wait-for-"):
@@ -263,7 +263,7 @@ type stubBox struct {
 }
 
 // stubbed are the programs the chart's scripts call.
-var stubbed = []string{"mpirun", "torchrun", "python3", "python", "neuron_parallel_compile", "ray", "huggingface-cli", "bash"}
+var stubbed = []string{"mpirun", "torchrun", "python3", "python", "neuron_parallel_compile", "ray", "hf", "huggingface-cli", "bash"}
 
 func newStubBox(t *testing.T, bash string) *stubBox {
 	dir := t.TempDir()
@@ -353,4 +353,46 @@ func stringsOf(v any) []string {
 		out = append(out, fmt.Sprint(e))
 	}
 	return out
+}
+
+// The download runs Hugging Face's CLI as the image has it: hf
+// (huggingface_hub 0.34 and later; 1.0 removed huggingface-cli), or
+// huggingface-cli in an older image.
+func TestDownloadRunsTheCLIAnImageHas(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("bash is needed: it is what the containers run")
+	}
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	box := newStubBox(t, bash)
+	res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{"storage.mountPath=" + box.mount}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var script, shell string
+	for _, o := range decoded(t, res) {
+		walkContainers(o.Doc, func(ctr map[string]any) {
+			if cmd := stringsOf(ctr["command"]); ctr["name"] == "download" && len(cmd) == 3 {
+				shell, script = cmd[0], cmd[2]
+			}
+		})
+	}
+	if script == "" {
+		t.Fatal("the default render has no download container run by a shell")
+	}
+	for i, want := range []string{"hf", "huggingface-cli"} {
+		if i == 1 {
+			// An image of huggingface_hub before 0.34 has no hf.
+			if err := os.Remove(filepath.Join(box.bin, "hf")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		calls, out, err := box.run(shell, script)
+		if err != nil || len(calls) != 1 || calls[0].name != want || calls[0].argv[0] != "download" {
+			t.Errorf("with %s on PATH: calls %v (%v)\n%s", want, calls, err, out)
+		}
+	}
 }

@@ -132,9 +132,12 @@ env:
 {{- /* Hugging Face repositories of Llama 3 also hold Meta's original
 checkpoint under original/: take only the format the run reads. */}}
 {{- $filter := ternary (list "--include" "original/*") (list "--exclude" "original/*") (eq $v.model.format "meta") }}
-{{- $lines := list (printf "llm_run huggingface-cli download %s" (include "llm.sh.args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter))) }}
+{{- /* Hugging Face's CLI is hf from huggingface_hub 0.34; 1.0 removed
+huggingface-cli, which older images have alone. */}}
+{{- $lines := list "llm_hf=$(command -v hf || echo huggingface-cli)" }}
+{{- $lines = append $lines (printf "llm_run \"$llm_hf\" download %s" (include "llm.sh.args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter))) }}
 {{- range get .step.inputs "adapters" | default list }}
-{{- $lines = append $lines (printf "llm_run huggingface-cli download %s" (include "llm.sh.args" (list .repo "--revision" .revision "--local-dir" .dir))) }}
+{{- $lines = append $lines (printf "llm_run \"$llm_hf\" download %s" (include "llm.sh.args" (list .repo "--revision" .revision "--local-dir" .dir))) }}
 {{- end }}
 script: {{ join "\n" $lines | quote }}
 env:

@@ -55,12 +55,13 @@ chart's templates share within one render (in Helm as in llmrender). */ -}}
 {{- end -}}
 {{- /* The image of the main containers: the user's, or else the profile's
 (the catalog's default when the profile names none). A download from
-Hugging Face runs the cpu profile's image, which has huggingface-cli and no
-CUDA: it runs on any node, and the user's image may lack the CLI. */ -}}
+Hugging Face runs the catalog's download image, which has Hugging Face's
+CLI and no CUDA: it runs on any node, and the user's image may lack the
+CLI. */ -}}
 {{- $profileImage := get $a "image" | default $v.catalog.defaultImage -}}
 {{- $image := $v.workload.image | default $profileImage -}}
 {{- $downloadImage := $v.download.image -}}
-{{- if and (not $downloadImage) (eq $v.download.source "huggingface") }}{{ $downloadImage = get (get $v.catalog.accelerators "cpu" | default dict) "image" | default "" }}{{ end -}}
+{{- if and (not $downloadImage) (eq $v.download.source "huggingface") }}{{ $downloadImage = $v.catalog.downloadImage | default "" }}{{ end -}}
 {{- $downloadImage = $downloadImage | default $profileImage -}}
 {{- $devices := int $a.devicesPerNode -}}
 {{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
