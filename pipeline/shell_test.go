@@ -45,15 +45,7 @@ const trickyRevision = "v1 'rc' $REV"
 // the user's arguments, and markers under a mount path with a quote, a
 // space and a dollar are found and written.
 func TestShellScriptsQuoteArguments(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatal("bash is needed: it is what the containers run")
-	}
-	c, err := BuiltinChart()
-	if err != nil {
-		t.Fatal(err)
-	}
-	box := newStubBox(t, bash)
+	bash, c, box := shellSetup(t)
 	var set []string
 	for i, a := range trickyArgs {
 		// --set reads a backslash as an escape, as Helm does.
@@ -253,6 +245,19 @@ func unquoteWord(w string) string {
 	return w
 }
 
+// shellSetup finds bash, loads the built-in chart and makes a stub box.
+func shellSetup(t *testing.T) (bash string, c *Chart, box *stubBox) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatal("bash is needed: it is what the containers run")
+	}
+	if c, err = BuiltinChart(); err != nil {
+		t.Fatal(err)
+	}
+	return bash, c, newStubBox(t, bash)
+}
+
 // stubBox is where scripts run: a mount path (with a quote, a space and a
 // dollar in its name), a home, a working directory, and stub programs
 // first on PATH that append their name, COMPILE and argv to a log.
@@ -359,15 +364,7 @@ func stringsOf(v any) []string {
 // (huggingface_hub 0.34 and later; 1.0 removed huggingface-cli), or
 // huggingface-cli in an older image.
 func TestDownloadRunsTheCLIAnImageHas(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatal("bash is needed: it is what the containers run")
-	}
-	c, err := BuiltinChart()
-	if err != nil {
-		t.Fatal(err)
-	}
-	box := newStubBox(t, bash)
+	_, c, box := shellSetup(t)
 	res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{"storage.mountPath=" + box.mount}}})
 	if err != nil {
 		t.Fatal(err)
