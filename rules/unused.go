@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
@@ -72,60 +73,64 @@ func removed(ptr, since, until, instead string) unusedField {
 	}}
 }
 
-var unusedFields = slices.Concat([]unusedField{
-	removed("/ray/clusterName", "0.1.0", "0.3.0", "the RayJob brings its own Ray cluster, named after the release (--name)"),
-}, modeFields(), []unusedField{
-	{"/mpi", func(w *Workload) string {
-		if w.Mode != "mpijob" {
-			return "mpirun runs only in mode mpijob, and this is mode " + w.Mode + "; name the program as workload.script"
-		}
-		return ""
-	}},
-	{"/mpi/program", func(w *Workload) string {
-		if w.Mode == "mpijob" && str(w.V, "workload", "script") != "" {
-			return "workload.script is set and replaces mpi.program as what mpirun starts on every slot; set one of them"
-		}
-		return ""
-	}},
-	{"/workload/args", func(w *Workload) string {
-		if w.builtinProgram() {
-			return "workload.args are the arguments of workload.script, and the built-in inference program takes none: set workload.script, or the prompt with workload.prompt"
-		}
-		return ""
-	}},
-	{"/workload/lora", func(w *Workload) string {
-		if w.Type == "inference" {
-			return "LoRA changes the fit estimate of training (frozen weights and adapters instead of AdamW state), and this is an inference workload"
-		}
-		return ""
-	}},
-	{"/serving/autoscaling/targetKVCacheUsage", func(w *Workload) string {
-		if w.Mode == "serve" && str(w.V, "serving", "autoscaling", "kind") != "keda" {
-			return "it is a trigger of the KEDA ScaledObject (serving.autoscaling.kind: keda); an HPA scales on the queue metric your prometheus-adapter serves"
-		}
-		return ""
-	}},
-	{"/networkPolicy/clients", func(w *Workload) string {
-		if why := networkPolicyUnused(w); why != "" {
-			return why
-		}
-		if w.Mode != "serve" && !boolean(w.V, "tensorboard", "enabled") {
-			return "clients reach a server (mode serve) or TensorBoard, and this workload runs neither"
-		}
-		return ""
-	}},
-	{"/networkPolicy/hubCIDRs", networkPolicyUnused},
-	{"/networkPolicy/dnsSelector", networkPolicyUnused},
-	{"/serving/metrics/labels", metricsUnused},
-	{"/serving/metrics/interval", metricsUnused},
-	{"/serving/lora/maxRank", func(w *Workload) string {
-		if w.Mode == "serve" && len(list(w.V, "serving", "lora", "adapters")) == 0 {
-			return "it is the largest rank of serving.lora.adapters, and there are none"
-		}
-		return ""
-	}},
-	{"/workload/prompt", promptUnused},
-	{"/workload/maxNewTokens", promptUnused},
+// unusedFields are built on first use: the modes' rows are read from the
+// chart's table, which a command that checks no values never needs.
+var unusedFields = sync.OnceValue(func() []unusedField {
+	return slices.Concat([]unusedField{
+		removed("/ray/clusterName", "0.1.0", "0.3.0", "the RayJob brings its own Ray cluster, named after the release (--name)"),
+	}, modeFields(), []unusedField{
+		{"/mpi", func(w *Workload) string {
+			if w.Mode != "mpijob" {
+				return "mpirun runs only in mode mpijob, and this is mode " + w.Mode + "; name the program as workload.script"
+			}
+			return ""
+		}},
+		{"/mpi/program", func(w *Workload) string {
+			if w.Mode == "mpijob" && str(w.V, "workload", "script") != "" {
+				return "workload.script is set and replaces mpi.program as what mpirun starts on every slot; set one of them"
+			}
+			return ""
+		}},
+		{"/workload/args", func(w *Workload) string {
+			if w.builtinProgram() {
+				return "workload.args are the arguments of workload.script, and the built-in inference program takes none: set workload.script, or the prompt with workload.prompt"
+			}
+			return ""
+		}},
+		{"/workload/lora", func(w *Workload) string {
+			if w.Type == "inference" {
+				return "LoRA changes the fit estimate of training (frozen weights and adapters instead of AdamW state), and this is an inference workload"
+			}
+			return ""
+		}},
+		{"/serving/autoscaling/targetKVCacheUsage", func(w *Workload) string {
+			if w.Mode == "serve" && str(w.V, "serving", "autoscaling", "kind") != "keda" {
+				return "it is a trigger of the KEDA ScaledObject (serving.autoscaling.kind: keda); an HPA scales on the queue metric your prometheus-adapter serves"
+			}
+			return ""
+		}},
+		{"/networkPolicy/clients", func(w *Workload) string {
+			if why := networkPolicyUnused(w); why != "" {
+				return why
+			}
+			if w.Mode != "serve" && !boolean(w.V, "tensorboard", "enabled") {
+				return "clients reach a server (mode serve) or TensorBoard, and this workload runs neither"
+			}
+			return ""
+		}},
+		{"/networkPolicy/hubCIDRs", networkPolicyUnused},
+		{"/networkPolicy/dnsSelector", networkPolicyUnused},
+		{"/serving/metrics/labels", metricsUnused},
+		{"/serving/metrics/interval", metricsUnused},
+		{"/serving/lora/maxRank", func(w *Workload) string {
+			if w.Mode == "serve" && len(list(w.V, "serving", "lora", "adapters")) == 0 {
+				return "it is the largest rank of serving.lora.adapters, and there are none"
+			}
+			return ""
+		}},
+		{"/workload/prompt", promptUnused},
+		{"/workload/maxNewTokens", promptUnused},
+	})
 })
 
 func promptUnused(w *Workload) string {
@@ -145,7 +150,7 @@ func Unused(v, defaults map[string]any, pos *values.Positions) []Finding {
 	w := partialWorkload(v)
 	var out []Finding
 	seen := map[string]bool{}
-	for _, u := range unusedFields {
+	for _, u := range unusedFields() {
 		why := u.Unused(w)
 		if why == "" {
 			continue
