@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/report"
 	"github.com/llmrender/llmrender/values"
@@ -208,7 +208,7 @@ func setValues(cur string) []string {
 	}
 	var names []string
 	if section == "modes" {
-		names = append(names, matrix.Modes...)
+		names = append(names, modes.Builtin().Names()...)
 	} else if c, err := pipeline.LoadChart(""); err == nil {
 		catalog, _ := c.Values["catalog"].(map[string]any)
 		entries, _ := catalog[section].(map[string]any)
