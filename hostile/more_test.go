@@ -131,7 +131,7 @@ func TestLintListsAndLargeFiles(t *testing.T) {
 	t.Run("kubectl's List", func(t *testing.T) {
 		res := run{args: []string{"lint", filepath.Join(dir, "list.yaml")}}.do(t)
 		res.expect(t, 0, "2 object(s): 0 error(s), 1 warning(s)")
-		if !strings.Contains(res.stdout, "list.yaml:18: Pod/drifting") || !strings.Contains(res.stdout, "LR010") {
+		if !strings.Contains(res.stdout, "list.yaml:20: Pod/drifting") || !strings.Contains(res.stdout, "LR010") {
 			t.Errorf("stdout:\n%s", res.stdout)
 		}
 	})

@@ -182,7 +182,7 @@ func TestWarningsAreResults(t *testing.T) {
 		"severity":    "warning",
 		"tags":        map[string]any{"rule": "LR010"},
 		"resourceRef": map[string]any{"apiVersion": "batch/v1", "kind": "Job", "name": "llm"},
-		"field":       map[string]any{"path": "spec.template.spec"},
+		"field":       map[string]any{"path": "spec.template.spec.containers[0]"},
 		"file":        map[string]any{"path": "llm/001-job-llm.yaml"},
 	}
 	for k, v := range want {

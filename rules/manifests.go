@@ -441,16 +441,27 @@ func sharedMemory(objs []Object) []Finding {
 	return out
 }
 
-// LR010: a mutable tag pulled on every start makes two runs differ.
+// LR010: a tag that moves (latest, or none) makes two runs differ: pulled
+// on every start, each start may get another image; pulled once per node,
+// nodes that pulled at different times run different ones. Every container
+// counts, init and ephemeral ones too.
 func mutableImages(objs []Object) []Finding {
 	var out []Finding
 	for _, o := range objs {
-		for _, pt := range podTemplates(o) {
-			for _, c := range containers(pt.spec) {
-				image := str(c, "image")
-				if str(c, "imagePullPolicy") == "Always" && mutableTag(image) {
-					out = append(out, objFinding("LR010", Warning, o, pt.path, "container %s pulls %s with imagePullPolicy Always: each start may run a different image; pin a version tag or digest", str(c, "name"), image))
-				}
+		for _, c := range objcontainers.Of(o.Doc) {
+			image := c.Image()
+			if !mutableTag(image) {
+				continue
+			}
+			switch policy := str(c.Spec, "imagePullPolicy"); policy {
+			case "Always", "":
+				// Kubernetes pulls latest, or no tag, on every start when
+				// the policy is not set.
+				out = append(out, objFinding("LR010", Warning, o, c.Path, "container %s pulls %s with imagePullPolicy Always%s: each start may run a different image; pin a version tag or digest",
+					c.Name(), image, map[bool]string{true: " (the default for latest or no tag)"}[policy == ""]))
+			default:
+				out = append(out, objFinding("LR010", Warning, o, c.Path, "container %s runs %s, a tag that moves: nodes that pulled it at different times run different images (imagePullPolicy %s); pin a version tag or digest",
+					c.Name(), image, policy))
 			}
 		}
 	}

@@ -82,7 +82,9 @@ func TestManifestRuleMessages(t *testing.T) {
 		"LR005-bad.yaml": {"error LR005: RayJob/rj: spec.ttlSecondsAfterFinished: ttlSecondsAfterFinished needs shutdownAfterJobFinishes: true", `RayCluster rc is in namespace "ray" but the RayJob is in "train"`},
 		"LR006-bad.yaml": {"replicas 2, minReplicas 1, maxReplicas 2", "the cluster requests cpu 246 but queue q allows 100", "the cluster requests memory 910Gi but queue q allows 500Gi"},
 		"LR007-bad.yaml": {"error LR007: Pod/p: spec.containers[0]: memory limit 32Gi is below the /dev/shm size 64Gi"},
-		"LR010-bad.yaml": {"warning LR010: Pod/p: spec: container main pulls img:latest with imagePullPolicy Always"},
+		"LR010-bad.yaml": {"warning LR010: Pod/p: spec.containers[0]: container main pulls img:latest with imagePullPolicy Always: each start",
+			"warning LR010: Pod/p: spec.initContainers[0]: container fetch pulls busybox with imagePullPolicy Always (the default for latest or no tag)",
+			"warning LR010: Pod/p: spec.initContainers[1]: container warm runs img:latest, a tag that moves: nodes that pulled it at different times run different images (imagePullPolicy IfNotPresent)"},
 		"LR012-bad.yaml": {"error LR012: MPIJob/m: spec.mpiReplicaSpecs.Launcher: mpirun -np 8 but 4 workers x 1 slots = 4 ranks"},
 		"LR020-bad.yaml": {
 			"warning LR020: Job/no-nics: spec.template.metadata.annotations: 2 pods on h100-mega-80gb nodes talk over the primary NIC only",
