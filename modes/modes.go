@@ -7,14 +7,15 @@
 package modes
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
-	"sync"
 
-	sigsyaml "sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
 
-	llm "github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/renderer"
 )
 
@@ -24,29 +25,29 @@ const File = "modes.yaml"
 // Mode is one row of the table; modes.yaml's header says what each column
 // means.
 type Mode struct {
-	Name          string            `json:"name"`
-	Summary       string            `json:"summary"`
-	Renders       string            `json:"renders"`
-	Needs         string            `json:"needs"`
-	Operator      string            `json:"operator"`
-	Run           Object            `json:"run"`
-	Nodes         string            `json:"nodes"`
-	Done          Done              `json:"done"`
-	Steps         []string          `json:"steps,omitempty"`
-	BesideWorkers string            `json:"besideWorkers,omitempty"`
-	Launcher      string            `json:"launcher"`
-	Settings      map[string]string `json:"settings,omitempty"`
-	Ignores       map[string]string `json:"ignores,omitempty"`
-	Templates     []string          `json:"templates"`
+	Name          string            `json:"name" yaml:"name"`
+	Summary       string            `json:"summary" yaml:"summary"`
+	Renders       string            `json:"renders" yaml:"renders"`
+	Needs         string            `json:"needs" yaml:"needs"`
+	Operator      string            `json:"operator" yaml:"operator"`
+	Run           Object            `json:"run" yaml:"run"`
+	Nodes         string            `json:"nodes" yaml:"nodes"`
+	Done          Done              `json:"done" yaml:"done"`
+	Steps         []string          `json:"steps,omitempty" yaml:"steps,omitempty"`
+	BesideWorkers string            `json:"besideWorkers,omitempty" yaml:"besideWorkers,omitempty"`
+	Launcher      string            `json:"launcher" yaml:"launcher"`
+	Settings      map[string]string `json:"settings,omitempty" yaml:"settings,omitempty"`
+	Ignores       map[string]string `json:"ignores,omitempty" yaml:"ignores,omitempty"`
+	Templates     []string          `json:"templates" yaml:"templates"`
 }
 
 // Object is the kind of object that runs the program.
 type Object struct {
-	Kind       string `json:"kind"`
-	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind" yaml:"kind"`
+	APIVersion string `json:"apiVersion" yaml:"apiVersion"`
 	// AcrossNodes is the object when the run spans several nodes, if it is
 	// another kind.
-	AcrossNodes *Object `json:"acrossNodes,omitempty"`
+	AcrossNodes *Object `json:"acrossNodes,omitempty" yaml:"acrossNodes,omitempty"`
 }
 
 // Group is the object's API group, "" for the core group.
@@ -77,14 +78,14 @@ func (o Object) Kinds() []string {
 // Done is how the run's object says it has finished; exactly one is set.
 type Done struct {
 	// Condition is a status condition that is True when it has.
-	Condition string `json:"condition,omitempty"`
+	Condition string `json:"condition,omitempty" yaml:"condition,omitempty"`
 	// Phase is the pod's phase (a bare Pod).
-	Phase string `json:"phase,omitempty"`
+	Phase string `json:"phase,omitempty" yaml:"phase,omitempty"`
 	// Fields are status fields and the values they have then.
-	Fields map[string]string `json:"fields,omitempty"`
+	Fields map[string]string `json:"fields,omitempty" yaml:"fields,omitempty"`
 	// Available is a server's: it does not end, and is up once every
 	// replica is ready.
-	Available bool `json:"available,omitempty"`
+	Available bool `json:"available,omitempty" yaml:"available,omitempty"`
 }
 
 // The launchers: what starts workload.script.
@@ -101,10 +102,13 @@ type Table []Mode
 // Parse reads a modes.yaml; name names it in errors.
 func Parse(name string, data []byte) (Table, error) {
 	var doc struct {
-		Modes Table `json:"modes"`
+		Modes Table `yaml:"modes"`
 	}
-	if err := sigsyaml.UnmarshalStrict(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		return nil, fmt.Errorf("%s: %s", name, strings.ReplaceAll(strings.TrimPrefix(msg, "unmarshal errors:\n  "), "\n  ", "; "))
 	}
 	seen := map[string]bool{}
 	for i, m := range doc.Modes {
@@ -142,23 +146,10 @@ func Parse(name string, data []byte) (Table, error) {
 	return doc.Modes, nil
 }
 
-var builtin = sync.OnceValues(func() (Table, error) {
-	data, err := llm.FS.ReadFile(File)
-	if err != nil {
-		return nil, err
-	}
-	return Parse("charts/llm/"+File, data)
-})
-
-// Builtin is the built-in chart's table. The file is part of the binary and
-// tested, so a table that does not parse is a broken build.
-func Builtin() Table {
-	t, err := builtin()
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
+// Builtin is the built-in chart's table, compiled in from its modes.yaml
+// (table_gen.go; a test holds the two equal), so that no process parses
+// the file to know its modes.
+func Builtin() Table { return builtinTable }
 
 // Of is a loaded chart's table, or nil for a chart without one.
 func Of(c *renderer.Chart) (Table, error) {

@@ -64,7 +64,7 @@ func boundFuncs(t *template.Template, st *renderState) template.FuncMap {
 		"fromYaml": func(s string) map[string]any {
 			m, ok := st.fromYAML[s]
 			if !ok {
-				m = fromYAML(s)
+				m = parsedYAML(s)
 				st.fromYAML[s] = m
 			}
 			return values.DeepCopy(m).(map[string]any)
@@ -142,4 +142,22 @@ func scalarFunc(name string) bool {
 		return true
 	}
 	return false
+}
+
+// parsedYAMLs remember fromYaml's results across the renders of a process,
+// for texts small enough that keeping a few costs little: a chart's own
+// files (a table it reads with .Files.Get) are the same in every render.
+var parsedYAMLs = newMemo[string, map[string]any](64)
+
+// maxRememberedYAML is the longest text parsedYAMLs keeps.
+const maxRememberedYAML = 64 << 10
+
+// parsedYAML is fromYAML, remembered for the process where the text is
+// small; callers copy the result before handing it to a template.
+func parsedYAML(s string) map[string]any {
+	if len(s) > maxRememberedYAML {
+		return fromYAML(s)
+	}
+	m, _ := parsedYAMLs.get(s, func() (map[string]any, error) { return fromYAML(s), nil })
+	return m
 }

@@ -28,6 +28,15 @@ chart's templates share within one render (in Helm as in llmrender). */ -}}
 {{- get . "llmCtx" -}}
 {{- end -}}
 
+{{/*
+llm.modes: reads the chart's table of modes (modes.yaml) once per render
+and keeps its rows on the root context as llmModes, as llm.ctx keeps its
+result. Input: the chart root.
+*/}}
+{{- define "llm.modes" -}}
+{{- if not (hasKey . "llmModes") }}{{ $_ := set . "llmModes" (.Files.Get "modes.yaml" | fromYaml).modes }}{{ end -}}
+{{- end -}}
+
 {{/* llm.names: the names of a list of the modes' table's rows, joined by ", ". */}}
 {{- define "llm.names" -}}
 {{- $names := list -}}
@@ -47,7 +56,8 @@ chart's templates share within one render (in Helm as in llmrender). */ -}}
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
 {{- /* The mode's row of the chart's table of modes (modes.yaml). */ -}}
-{{- $table := (.Files.Get "modes.yaml" | fromYaml).modes -}}
+{{- include "llm.modes" . -}}
+{{- $table := .llmModes -}}
 {{- $row := dict -}}
 {{- range $table }}{{ if eq .name $mode }}{{ $row = . }}{{ end }}{{ end -}}
 {{- if not $row -}}

@@ -329,7 +329,8 @@ Inputs (dict): root, ctx, waived.
 {{- $p := include "llm.serve" (dict "root" .root "ctx" $c) | fromJson -}}
 {{- if and (ne $v.workload.type "inference") (not (has "LR014" .waived)) -}}
 {{- $training := list -}}
-{{- range (.root.Files.Get "modes.yaml" | fromYaml).modes }}{{ if ne .launcher "server" }}{{ $training = append $training .name }}{{ end }}{{ end -}}
+{{- include "llm.modes" .root -}}
+{{- range .root.llmModes }}{{ if ne .launcher "server" }}{{ $training = append $training .name }}{{ end }}{{ end -}}
 {{- $failures = append $failures (printf "LR014: /workload/type: mode serve runs an inference server; a %s workload needs a training mode (%s)" $v.workload.type (join ", " $training)) -}}
 {{- end -}}
 {{- if not (has "LR021" .waived) -}}
