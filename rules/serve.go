@@ -2,10 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
-	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -170,159 +168,10 @@ func (w *Workload) Server() Server {
 	return s
 }
 
-// weightsText names how the weights are counted.
-func weightsText(f model.Facts) string {
-	if f.Quantization != "" && f.WeightsBytes > 0 {
-		return f.Quantization + " weights (the checkpoint as shipped)"
-	}
-	return "bf16 weights"
-}
-
-// kvText says how a token's cache is counted.
-func kvText(f model.Facts, tp, perToken, dtype int64) string {
-	var s string
-	if f.Attention == "mla" {
-		s = fmt.Sprintf("%s a token = %d layers x %d device(s) x (%d latent + %d rotary) x %d bytes, MLA", human(float64(perToken)), f.Layers, f.KVHeadsHeld(tp), f.KVLoraRank, f.QKRopeHeadDim, dtype)
-	} else {
-		s = fmt.Sprintf("%s a token = 2 x %d layers x %d KV heads x %d head dim x %d bytes", human(float64(perToken)), f.Layers, f.KVHeadsHeld(tp), f.HeadDim, dtype)
-	}
-	if f.SlidingLayers > 0 {
-		s += fmt.Sprintf("; %d of the layers keep only the last %d tokens", f.SlidingLayers, f.SlidingWindow)
-	}
-	return s
-}
-
 // autoscales tells whether an autoscaler owns the servers' count.
 func (w *Workload) autoscales() bool {
 	kind := str(w.V, "serving", "autoscaling", "kind")
 	return kind != "" && kind != "none"
-}
-
-// ProcsPerNode is what one node runs: a process per GPU, or per logical
-// NeuronCore on Trainium.
-func (w *Workload) ProcsPerNode() int64 { return w.Devices * w.NeuronCoresPerDevice() }
-
-// downloads tells whether the download step runs before the run: it is
-// enabled and has something to fetch.
-func (w *Workload) downloads() bool {
-	if !boolean(w.V, "download", "enabled") || boolean(w.V, "download", "offline") {
-		return false
-	}
-	return str(w.V, "download", "source") != "huggingface" || str(w.Model, "hfRepo") != ""
-}
-
-// Pods is how many pods mount the claim at once: every node of the run,
-// and in serve mode every node of every server.
-func (w *Workload) Pods() int64 {
-	if w.Mode == "serve" && w.Model != nil {
-		return w.Nodes * w.Server().Replicas
-	}
-	return w.Nodes
-}
-
-// podsText says who mounts the claim, for messages: "2 nodes", or "4
-// server pods" when servers add to the nodes.
-func (w *Workload) podsText() string {
-	if p := w.Pods(); p != w.Nodes {
-		return fmt.Sprintf("%d server pods", p)
-	}
-	return fmt.Sprintf("%d nodes", w.Nodes)
-}
-
-// serveEstimate is LR008's estimate for a server: the bf16 weights and a
-// KV cache for maxNumSeqs sequences of maxModelLen tokens, against what
-// the server may use: serving.memoryFraction of the GPUs' memory, all of
-// the NeuronCores' (Neuron sizes its cache from the two lengths), or the
-// pod's memory on CPU.
-func serveEstimate(w *Workload) Estimate {
-	s := w.Server()
-	f := w.Facts()
-	weights := f.WeightBytes()
-	weightsBasis := fmt.Sprintf("%s %s", weightsText(f), human(weights))
-	if s.DataParallelAttention {
-		// Each rank holds attention and the shared layers whole, and a
-		// share of the experts.
-		shared, experts := f.WeightBytesSplit()
-		weights = float64(s.DP)*shared + experts
-		weightsBasis = fmt.Sprintf("%s: %s on each of %d data-parallel ranks + experts %s spread over them = %s", weightsText(f), human(shared), s.DP, human(experts), human(weights))
-	}
-	// vLLM and SGLang keep a slot for each adapter at the largest rank,
-	// on every linear layer: about 20 x hidden values of rank width per
-	// layer (q, k, v, o and the MLP's three; the engines' defaults, 16, when
-	// no rank is given).
-	if n := int64(len(s.Adapters)); n > 0 {
-		rank := max(s.LoraRank, 16)
-		lora := float64(n*rank*f.Layers*20*f.Hidden) * 2 * float64(s.DP)
-		weights += lora
-		weightsBasis += fmt.Sprintf(" + LoRA %s (%s of rank %d)", human(lora), Plural(n, "adapter"), rank)
-	}
-	// Each rank runs maxNumSeqs sequences in a cache of its own; with
-	// maxNumSeqs 0 the engine runs as many as its cache holds (up to its
-	// own default), and needs room for one of maxModelLen.
-	sequence := float64(s.DP) * float64(s.SequenceKVBytes)
-	n, why := s.MaxNumSeqs, "serving.maxNumSeqs x maxModelLen"
-	if n <= 0 {
-		n, why = 1, "the least the engine starts with: serving.maxNumSeqs is 0, so it runs as many as its cache holds"
-	}
-	cache := sequence * float64(n)
-	seqs := Plural(n, "sequence")
-	if s.DP > 1 {
-		seqs = fmt.Sprintf("%d ranks x %s", s.DP, Plural(n, "sequence"))
-	}
-	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: sequence, Ranks: s.DP,
-		Basis: fmt.Sprintf("%s + KV cache %s for %s x %d tokens (%s; %s)",
-			weightsBasis, human(cache), seqs, s.MaxModelLen, why, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
-	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
-	switch s.Platform {
-	case "cpu":
-		mem := podMemory(w)
-		e.HaveBytes = float64(w.Nodes) * mem
-		e.HaveBasis = fmt.Sprintf("%d node(s) x %s of pod memory = %s available", w.Nodes, human(mem), human(e.HaveBytes))
-	case "neuron":
-		e.HaveBytes = float64(w.Nodes*w.Devices) * perDevice * 1e9
-		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB = %s available", w.Nodes, w.Devices, perDevice, human(e.HaveBytes))
-	default:
-		e.HaveBytes = float64(w.Nodes*w.Devices) * perDevice * 1e9 * s.MemoryFraction
-		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB x %g (serving.memoryFraction) = %s usable", w.Nodes, w.Devices, perDevice, s.MemoryFraction, human(e.HaveBytes))
-	}
-	if sequence > 0 && e.HaveBytes > weights {
-		e.SequencesFit = int64(math.Floor((e.HaveBytes - weights) / sequence))
-	}
-	return e
-}
-
-// podMemory is the memory limit of an accelerator pod in bytes: the
-// value, or the profile's share of a node, as llm.ctx derives it.
-func podMemory(w *Workload) float64 {
-	if q, ok := quantity(str(w.V, "workload", "memory")); ok && str(w.V, "workload", "memory") != "" {
-		return q
-	}
-	per := max(integer(w.Acc, "devicesPerNode"), 1)
-	return float64(max(1, integer(w.Acc, "memoryPerNodeGi")*w.Devices/per)) * (1 << 30)
-}
-
-// serveFit is LR008's finding for a server that does not fit.
-func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
-	seqs := e.SequencesFit
-	need := fmt.Sprintf("%s needs ~%s: %s; against %s", w.ModelName, human(e.NeedBytes), e.Basis, e.HaveBasis)
-	switch {
-	case e.WeightBytes >= e.HaveBytes:
-		return []Finding{at(pos, "LR008", Error, "/accelerator/devices", need+
-			"; the weights alone do not fit: add nodes or devices")}
-	case seqs < 1:
-		return []Finding{at(pos, "LR008", Error, "/serving/maxModelLen", need+
-			"; not one sequence of that length fits beside the weights: lower serving.maxModelLen, or add nodes or devices")}
-	case e.NeedBytes > e.HaveBytes:
-		where := ""
-		if e.Ranks > 1 {
-			where = " on each rank"
-		}
-		return []Finding{at(pos, "LR008", Error, "/serving/maxNumSeqs", fmt.Sprintf(
-			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen, or add nodes or devices", need, seqs, where, seqs))}
-	case e.NeedBytes > 0.9*e.HaveBytes:
-		return []Finding{at(pos, "LR008", Warning, "/serving/maxNumSeqs", need+": less than 10% headroom for activations")}
-	}
-	return nil
 }
 
 // serving runs the serving rules in mode serve: LR014 (what a server

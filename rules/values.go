@@ -242,3 +242,34 @@ func devicesPerNode(w *Workload, pos *values.Positions) []Finding {
 	}
 	return nil
 }
+
+// ProcsPerNode is what one node runs: a process per GPU, or per logical
+// NeuronCore on Trainium.
+func (w *Workload) ProcsPerNode() int64 { return w.Devices * w.NeuronCoresPerDevice() }
+
+// downloads tells whether the download step runs before the run: it is
+// enabled and has something to fetch.
+func (w *Workload) downloads() bool {
+	if !boolean(w.V, "download", "enabled") || boolean(w.V, "download", "offline") {
+		return false
+	}
+	return str(w.V, "download", "source") != "huggingface" || str(w.Model, "hfRepo") != ""
+}
+
+// Pods is how many pods mount the claim at once: every node of the run,
+// and in serve mode every node of every server.
+func (w *Workload) Pods() int64 {
+	if w.Mode == "serve" && w.Model != nil {
+		return w.Nodes * w.Server().Replicas
+	}
+	return w.Nodes
+}
+
+// podsText says who mounts the claim, for messages: "2 nodes", or "4
+// server pods" when servers add to the nodes.
+func (w *Workload) podsText() string {
+	if p := w.Pods(); p != w.Nodes {
+		return fmt.Sprintf("%d server pods", p)
+	}
+	return fmt.Sprintf("%d nodes", w.Nodes)
+}
