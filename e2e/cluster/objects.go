@@ -73,17 +73,7 @@ func (cp *ControlPlane) resourceFor(o *unstructured.Unstructured, namespace stri
 // Apply server-side applies an object as kubectl apply --server-side does,
 // into namespace when it is namespaced and names none.
 func (cp *ControlPlane) Apply(ctx context.Context, o *unstructured.Unstructured, namespace string) error {
-	ri, err := cp.resourceFor(o, namespace)
-	if err != nil {
-		return err
-	}
-	data, err := o.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	force := true
-	_, err = ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "kubectl", Force: &force})
-	if err != nil {
+	if err := cp.applyPatch(ctx, o, namespace, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("%s: %v", ID(o), err)
 	}
 	return nil
@@ -102,6 +92,12 @@ func (cp *ControlPlane) Get(ctx context.Context, o *unstructured.Unstructured, n
 // validation, as kubectl apply --server-side --dry-run=server does. A nil
 // error means the server accepted it.
 func (cp *ControlPlane) DryRun(ctx context.Context, o *unstructured.Unstructured, namespace string) error {
+	return cp.applyPatch(ctx, o, namespace, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+}
+
+// applyPatch sends the object as kubectl's server-side apply patch, taking
+// over fields other managers set, with the given options besides.
+func (cp *ControlPlane) applyPatch(ctx context.Context, o *unstructured.Unstructured, namespace string, opts metav1.PatchOptions) error {
 	ri, err := cp.resourceFor(o, namespace)
 	if err != nil {
 		return err
@@ -111,8 +107,8 @@ func (cp *ControlPlane) DryRun(ctx context.Context, o *unstructured.Unstructured
 		return err
 	}
 	force := true
-	_, err = ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "kubectl", Force: &force,
-		DryRun: []string{metav1.DryRunAll}, FieldValidation: "Strict"})
+	opts.FieldManager, opts.Force = "kubectl", &force
+	_, err = ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, opts)
 	return err
 }
 
