@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,7 +86,6 @@ func fabricWiring(objs []Object, facts Facts) []Finding {
 	var out []Finding
 	for _, o := range objs {
 		pts := podTemplates(o)
-		var efa, noEFA []string
 		pods := int64(0)
 		for _, pt := range pts {
 			if acceleratorPod(pt.spec) {
@@ -104,20 +104,39 @@ func fabricWiring(objs []Object, facts Facts) []Finding {
 			if !acceleratorPod(pt.spec) {
 				continue
 			}
-			if efaDevices(pt.spec) > 0 {
-				efa = append(efa, pt.path)
-			} else {
-				noEFA = append(noEFA, pt.path)
-			}
 			out = append(out, fabricMissing(o, pt, facts, pods)...)
 			out = append(out, gkeInterfaces(o, pt, facts)...)
 			out = append(out, daemonWiring(o, pt, facts)...)
 			out = append(out, pluginVolume(o, pt)...)
 			out = append(out, forcedSockets(o, pt, facts)...)
 		}
-		if len(efa) > 0 && len(noEFA) > 0 {
-			out = append(out, objFinding("LR020", Error, o, strings.Join(noEFA, ", "),
-				"requests no EFA devices while %s does: every rank needs the fabric, or the collective runs at the speed of the slowest link (vpc.amazonaws.com/efa)", strings.Join(efa, ", ")))
+		out = append(out, unevenDevices(o, pts, facts)...)
+	}
+	return out
+}
+
+// unevenDevices finds an object whose accelerator pods do not all request
+// a fabric's devices (EFA, InfiniBand) when some do.
+func unevenDevices(o Object, pts []podTemplate, facts Facts) []Finding {
+	var out []Finding
+	for _, name := range slices.Sorted(maps.Keys(facts.Fabrics)) {
+		res := facts.Fabrics[name].Resource
+		if res == "" {
+			continue
+		}
+		var with, without []string
+		for _, pt := range pts {
+			switch {
+			case !acceleratorPod(pt.spec):
+			case resourceCount(pt.spec, res) > 0:
+				with = append(with, pt.path)
+			default:
+				without = append(without, pt.path)
+			}
+		}
+		if len(with) > 0 && len(without) > 0 {
+			out = append(out, objFinding("LR020", Error, o, strings.Join(without, ", "),
+				"requests no %s devices while %s does: every rank needs the fabric, or the collective runs at the speed of the slowest link (%s)", name, strings.Join(with, ", "), res))
 		}
 	}
 	return out
@@ -465,6 +484,9 @@ func podFabric(pt podTemplate) string {
 	}
 	if n := efaDevices(pt.spec); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d EFA", n))
+	}
+	if n := resourceCount(pt.spec, "rdma/ib"); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d InfiniBand", n))
 	}
 	if str(pt.meta, "annotations", "llmrender.dev/fabric") == "tcp" {
 		parts = append(parts, "tcp by choice")

@@ -72,7 +72,7 @@ func fabricChoice(w *Workload, pos *values.Positions) []Finding {
 			"attach: dra gives managed RDMA devices (gpudirect-rdma on A3 Ultra and A4); %s attaches its NICs with networks or host", kind)))
 	case !gke && attach != "" && attach != "networks":
 		out = append(out, at(pos, "LR019", Warning, "/fabric/attach", fmt.Sprintf(
-			"fabric.attach applies to GKE's fabrics; %s pods get their devices from the EFA device plugin, so %q changes nothing", kind, attach)))
+			"fabric.attach applies to GKE's fabrics; %s pods get their devices (%s) from its device plugin, so %q changes nothing", kind, str(f, "resource"), attach)))
 	}
 	if plugin := str(w.V, "fabric", "plugin"); plugin != "" && gke && !slices.Contains(stringList(f, "pluginModes"), plugin) {
 		out = append(out, at(pos, "LR019", Error, "/fabric/plugin", fmt.Sprintf(

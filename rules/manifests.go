@@ -97,7 +97,7 @@ func FactsFrom(v map[string]any) Facts {
 		fabGbps, _ := num(accs[name], "fabricGbps")
 		tcpGbps, _ := num(accs[name], "tcpGbps")
 		f.Profiles = append(f.Profiles, ProfileFacts{Name: name, NodeSelector: sel, Fabric: str(accs[name], "fabric"),
-			FabricDevices: integer(accs[name], "efaDevices"), FabricGbps: fabGbps, TCPGbps: tcpGbps,
+			FabricDevices: fabricDevices(accs[name]), FabricGbps: fabGbps, TCPGbps: tcpGbps,
 			CoresPerDevice: integer(accs[name], "coresPerDevice"), DefaultLnc: integer(accs[name], "defaultLnc")})
 	}
 	for name, fab := range mapAt(v, "catalog", "fabrics") {
@@ -547,4 +547,13 @@ func plainSecrets(objs []Object) []Finding {
 		}
 	}
 	return out
+}
+
+// fabricDevices are the devices of its fabric's resource a profile's
+// machine has: fabricDevices, or efaDevices, the profiles' older name.
+func fabricDevices(profile any) int64 {
+	if n := integer(profile, "fabricDevices"); n > 0 {
+		return n
+	}
+	return integer(profile, "efaDevices")
 }

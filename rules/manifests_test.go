@@ -88,6 +88,7 @@ func TestManifestRuleMessages(t *testing.T) {
 		"LR012-bad.yaml": {"error LR012: MPIJob/m: spec.mpiReplicaSpecs.Launcher: mpirun -np 8 but 4 workers x 1 slots = 4 ranks"},
 		"LR020-bad.yaml": {
 			"warning LR020: Job/no-nics: spec.template.metadata.annotations: 2 pods on h100-mega-80gb nodes talk over the primary NIC only",
+			"warning LR020: Job/no-ib: spec.template.spec.containers[0].resources: 2 pods on nd-h100-v5 nodes talk over the primary NIC only: no request of rdma/ib attaches the 8 devices a node has of infiniband, so the collectives fall back to TCP (about 80 Gbit/s per node instead of 3200)",
 			"error LR020: Job/miswired: spec.template.metadata.annotations.networking.gke.io/interfaces: attaches 3 extra NICs, but b200-180gb machines have 8 for gpudirect-rdma",
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon runs as a container, so the pod never completes",
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon gets no GPU device files",
@@ -96,7 +97,7 @@ func TestManifestRuleMessages(t *testing.T) {
 			"error LR020: Pod/gib-path: spec.containers[0].env: NCCL_PLUGIN_PATH names /usr/local/gib/lib64, which is not on LD_LIBRARY_PATH",
 			"error LR020: Job/miswired: spec.template.spec.containers[1].env: eth0 is among the GPUDirect data NICs",
 			"error LR020: Pod/bad-json: metadata.annotations.networking.gke.io/interfaces: is not a JSON list of interfaces",
-			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Master.template.spec: requests no EFA devices while spec.pytorchReplicaSpecs.Worker.template.spec does",
+			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Master.template.spec: requests no efa devices while spec.pytorchReplicaSpecs.Worker.template.spec does",
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].env: FI_PROVIDER=tcp keeps libfabric off the EFA devices",
 			"error LR020: PyTorchJob/half-efa: spec.pytorchReplicaSpecs.Worker.template.spec.volumes[0]: a hostPath of /dev/infiniband",
 			"error LR020: Pod/pair: spec: daemon v1.0.21 is from release v1.0.15 and plugin v1.0.17 from release v1.0.17",

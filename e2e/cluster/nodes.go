@@ -31,9 +31,18 @@ import (
 //     the kubelet also takes out of allocatable memory
 //     (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go;
 //     docs.aws.amazon.com/eks/latest/userguide/node-efa.html).
+//   - AKS (1.29 and later): kube-reserved memory is the lesser of 20 MB x
+//     max pods + 50 MB and 25%, eviction at 100Mi; CPU 6% of the first
+//     core, 4% of the second, 2% of cores 3-4 and 1% above (the table in
+//     learn.microsoft.com's node-resource-reservations, whose brackets
+//     Azure's Karpenter provider implements); max pods 250 (Azure CNI
+//     Overlay). Capacity is the VM size's memory: the kernel's own share
+//     is not modelled for AKS.
 //   - Taints: GKE taints GPU node pools nvidia.com/gpu=present:NoSchedule;
 //     EKS adds none, and the Neuron blueprints taint Trainium node groups
-//     aws.amazon.com/neuron:NoSchedule (awslabs/ai-on-eks).
+//     aws.amazon.com/neuron:NoSchedule (awslabs/ai-on-eks); AKS taints
+//     nothing itself, and its GPU guides create pools with
+//     sku=gpu:NoSchedule.
 type Shape struct {
 	Machine     string
 	CSIDrivers  []string // CSI node plugins the platform runs on the node
@@ -74,6 +83,27 @@ func gkeMemory(nominalGi int64) (capacity, allocatable int64) {
 	return capacity, capacity - reserved - 100*mi
 }
 
+// aksMemory is an AKS node's memory capacity and allocatable, in bytes.
+func aksMemory(nominalGi, maxPods int64) (capacity, allocatable int64) {
+	capacity = nominalGi * gi
+	reserved := min((20*maxPods+50)*1000*1000, capacity/4)
+	return capacity, capacity - reserved - 100*mi
+}
+
+// aksReservedCPU is AKS's CPU reservation in millicores.
+func aksReservedCPU(vcpu int64) int64 {
+	return 60 + 40*min(max(vcpu-1, 0), 1) + 20*min(max(vcpu-2, 0), 2) + 10*max(vcpu-4, 0)
+}
+
+// aksShape is a machine on AKS: shape's resources with AKS's CPU
+// reservation.
+func aksShape(machine string, vcpu, nominalGi int64, devices map[corev1.ResourceName]string, pool, accelerator string, taints []corev1.Taint) Shape {
+	const maxPods = 250
+	s := shape(machine, vcpu, maxPods, func() (int64, int64) { return aksMemory(nominalGi, maxPods) }, devices, aks(machine, pool, accelerator), taints, aksDaemons)
+	s.Allocatable[corev1.ResourceCPU] = *resource.NewMilliQuantity(vcpu*1000-aksReservedCPU(vcpu), resource.DecimalSI)
+	return s
+}
+
 // eksMemory is an EKS node's memory capacity and allocatable, in bytes.
 func eksMemory(nominalGi, maxPods, hugepagesMi int64) (capacity, allocatable int64) {
 	capacity = nominalGi * gi * 925 / 1000
@@ -90,6 +120,8 @@ func shape(machine string, vcpu, pods int64, memory func() (int64, int64), devic
 		drivers = []string{"pd.csi.storage.gke.io", "filestore.csi.storage.gke.io", "parallelstore.csi.storage.gke.io"}
 	case labels["eks.amazonaws.com/nodegroup"] != "":
 		drivers = []string{"ebs.csi.aws.com", "fsx.csi.aws.com", "efs.csi.aws.com"}
+	case labels["kubernetes.azure.com/agentpool"] != "":
+		drivers = []string{"disk.csi.azure.com", "file.csi.azure.com"}
 	}
 	s := Shape{Machine: machine, Labels: labels, Taints: taints, Daemons: daemons, CSIDrivers: drivers,
 		Capacity: corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(vcpu, resource.DecimalSI),
@@ -115,7 +147,13 @@ var (
 	// aws-node, kube-proxy, the EFA and Neuron device plugins, the EBS and
 	// FSx CSI node plugins; on premises, the GPU operator's.
 	eksDaemons = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("250Mi")}
-	gpus8      = map[corev1.ResourceName]string{"nvidia.com/gpu": "8"}
+	// kube-proxy, azure-cns, azure-ip-masq-agent, cloud-node-manager, the
+	// Azure Disk and Files CSI node plugins, the GPU device plugin and the
+	// Network Operator's SR-IOV device plugin: an estimate, about 0.3 CPU
+	// and 0.6 GiB.
+	aksDaemons  = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m"), corev1.ResourceMemory: resource.MustParse("600Mi")}
+	aksGPUTaint = []corev1.Taint{{Key: "sku", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	gpus8       = map[corev1.ResourceName]string{"nvidia.com/gpu": "8"}
 )
 
 func gke(machine, accelerator string) map[string]string {
@@ -126,6 +164,17 @@ func gke(machine, accelerator string) map[string]string {
 	if accelerator != "" {
 		l["cloud.google.com/gke-accelerator"] = accelerator
 		l["cloud.google.com/gke-gpu"] = "true"
+	}
+	return l
+}
+
+// aks labels a node as AKS does: its VM size, its pool and the pool's
+// accelerator.
+func aks(machine, pool, accelerator string) map[string]string {
+	l := map[string]string{"node.kubernetes.io/instance-type": machine, "kubernetes.azure.com/agentpool": pool,
+		"kubernetes.azure.com/mode": "user", "topology.kubernetes.io/region": "eastus"}
+	if accelerator != "" {
+		l["kubernetes.azure.com/accelerator"] = accelerator
 	}
 	return l
 }
@@ -192,6 +241,12 @@ var Shapes = map[string]Shape{
 	"p5e-48xlarge":     shape("p5e.48xlarge", 192, 100, func() (int64, int64) { return eksMemory(2048, 100, 10256) }, gpusWithEFA("32"), eksGPU("p5e.48xlarge"), eksGPUTaint, eksDaemons),
 	"p5en-48xlarge":    shape("p5en.48xlarge", 192, 198, func() (int64, int64) { return eksMemory(2048, 198, 10256) }, gpusWithEFA("16"), eksGPU("p5en.48xlarge"), eksGPUTaint, eksDaemons),
 	"p6-b200-48xlarge": shape("p6-b200.48xlarge", 192, 198, func() (int64, int64) { return eksMemory(2048, 198, 10256) }, gpusWithEFA("8"), eksGPU("p6-b200.48xlarge"), eksGPUTaint, eksDaemons),
+	// Azure ND H100 v5 and ND H200 v5 (96 vCPU, 1900 and 1850 GiB, 8 GPUs,
+	// 8 InfiniBand NICs as rdma/ib from the SR-IOV device plugin).
+	"nd-h100-v5": aksShape("Standard_ND96isr_H100_v5", 96, 1900, map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "rdma/ib": "8"}, "ndh100", "nvidia", aksGPUTaint),
+	"nd-h200-v5": aksShape("Standard_ND96isr_H200_v5", 96, 1850, map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "rdma/ib": "8"}, "ndh200", "nvidia", aksGPUTaint),
+	// AKS Standard_D16s_v5 (16 vCPU, 64 GiB): the CPU pool beside GPU pools.
+	"cpu-aks": aksShape("Standard_D16s_v5", 16, 64, nil, "system", "", nil),
 	// GKE e2-standard-8 (8 vCPU, 32 GiB): the CPU profile's machine.
 	"cpu": shape("e2-standard-8", 8, 110, func() (int64, int64) { return gkeMemory(32) }, nil, gke("e2-standard-8", ""), nil, gkeDaemons),
 	// GKE e2-standard-16 (16 vCPU, 64 GiB): the CPU pool beside GPU pools,

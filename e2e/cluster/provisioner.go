@@ -22,7 +22,8 @@ type Driver struct {
 
 // Drivers are the CSI drivers of the simulated clusters, with what the
 // real drivers do (see catalog.storageClasses for sources): block storage
-// is zonal and single-writer, Filestore, Parallelstore, EFS and FSx are shared, ZFS LocalPV
+// is zonal and single-writer, Filestore, Parallelstore, EFS, FSx and Azure
+// Files are shared, ZFS LocalPV
 // lives on one node.
 var Drivers = map[string]Driver{
 	"pd.csi.storage.gke.io":            {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}, "zone"},
@@ -32,6 +33,8 @@ var Drivers = map[string]Driver{
 	"efs.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, ""},
 	"parallelstore.csi.storage.gke.io": {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, "zone"},
 	"zfs.csi.openebs.io":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, "node"},
+	"disk.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone"},
+	"file.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, ""},
 }
 
 // StorageClasses are the classes every simulated cluster has, named as the
@@ -54,6 +57,9 @@ func StorageClasses() []*storagev1.StorageClass {
 		class("fsx-sc", "fsx.csi.aws.com", immediate),
 		class("efs-sc", "efs.csi.aws.com", immediate),
 		class("openebs-zfspv", "zfs.csi.openebs.io", wffc),
+		class("managed-csi", "disk.csi.azure.com", wffc),
+		class("azurefile-csi", "file.csi.azure.com", immediate),
+		class("azurefile-csi-premium", "file.csi.azure.com", immediate),
 	}
 }
 

@@ -22,7 +22,8 @@ import (
 // driver's libraries, /sys and /proc/sys for the receive daemon, TCPXO's
 // aperture devices, gIB's plugin), the daemons add NET_ADMIN (and
 // NET_BIND_SERVICE for TCPXO), TCPX's workload adds IPC_LOCK, and the
-// host-network form runs on the host's network, privileged. Nothing else.
+// host-network form runs on the host's network, privileged. Azure's
+// InfiniBand pods add IPC_LOCK. Nothing else.
 var (
 	fabricHostPaths    = map[string]bool{"nvidia": true, "sys": true, "proc-sys": true, "aperture-devices": true, "gib": true}
 	fabricCapabilities = map[string]bool{"NET_ADMIN": true, "NET_BIND_SERVICE": true, "IPC_LOCK": true}
@@ -36,7 +37,11 @@ func fabricException(spec map[string]any, msg string) bool {
 	msg, ok := strings.CutPrefix(msg, `violates PodSecurity "baseline:latest": `)
 	sel, _ := spec["nodeSelector"].(map[string]any)
 	gke, _ := sel["cloud.google.com/gke-accelerator"].(string)
-	if !ok || (gke != "nvidia-h100-80gb" && gke != "nvidia-h100-mega-80gb" && gke != "nvidia-h200-141gb" && gke != "nvidia-b200") {
+	machine, _ := sel["node.kubernetes.io/instance-type"].(string)
+	// Azure's InfiniBand pods add IPC_LOCK for the memory RDMA registers,
+	// and nothing else (Azure/aks-rdma-infiniband).
+	aksIB := strings.HasPrefix(machine, "Standard_ND96isr_")
+	if !ok || (gke != "nvidia-h100-80gb" && gke != "nvidia-h100-mega-80gb" && gke != "nvidia-h200-141gb" && gke != "nvidia-b200" && !aksIB) {
 		return false
 	}
 	host, _ := spec["hostNetwork"].(bool)
@@ -48,13 +53,13 @@ func fabricException(spec map[string]any, msg string) bool {
 		switch p[1] {
 		case "hostPath volumes":
 			for _, q := range quotedRE.FindAllStringSubmatch(p[2], -1) {
-				if !fabricHostPaths[q[1]] {
+				if aksIB || !fabricHostPaths[q[1]] {
 					return false
 				}
 			}
 		case "non-default capabilities":
 			for _, q := range quotedRE.FindAllStringSubmatch(p[2][strings.Index(p[2], "must not include"):], -1) {
-				if !fabricCapabilities[q[1]] {
+				if !fabricCapabilities[q[1]] || (aksIB && q[1] != "IPC_LOCK") {
 					return false
 				}
 			}

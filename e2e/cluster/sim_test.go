@@ -77,6 +77,10 @@ func eksNodes(profile string, n int) []NodeSpec {
 	return []NodeSpec{{Shape: profile, Count: n, Zone: "us-west-2d"}, {Shape: "cpu-eks", Count: 1, Zone: "us-west-2a"}, {Shape: "cpu-eks", Count: 1, Zone: "us-west-2d"}}
 }
 
+func aksNodes(profile string, n int) []NodeSpec {
+	return []NodeSpec{{Shape: profile, Count: n, Zone: "eastus-1"}, {Shape: "cpu-aks", Count: 1, Zone: "eastus-1"}, {Shape: "cpu-aks", Count: 1, Zone: "eastus-2"}}
+}
+
 // only is a cluster of accelerator nodes and nothing else, as GPU-only
 // GKE clusters and on-premises servers are: every pod must tolerate them.
 func only(profile string, n int) []NodeSpec {
@@ -433,6 +437,7 @@ func TestFabrics(t *testing.T) {
 		{"eks-p5-efa-pytorchjob", eksNodes("p5-48xlarge", 2), 2},
 		{"eks-p5en-efa-mpijob", eksNodes("p5en-48xlarge", 2), 2},
 		{"eks-trn2-efa-mpijob", eksNodes("trn2-48xlarge", 2), 2},
+		{"aks-ndh100v5-ib-pytorchjob", aksNodes("nd-h100-v5", 2), 2},
 	}
 	for i, c := range cases {
 		t.Run(c.example, func(t *testing.T) {

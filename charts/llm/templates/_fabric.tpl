@@ -6,7 +6,8 @@ carries the same wiring. It branches once on the kind; images, NICs,
 network names and NCCL settings are data (catalog.fabrics).
 
 Output keys:
-  kind            "" (none), gpudirect-tcpx, gpudirect-tcpxo, gpudirect-rdma or efa
+  kind            "" (none), gpudirect-tcpx, gpudirect-tcpxo, gpudirect-rdma, efa
+                  or infiniband
   annotations     pod annotations: GKE multi-networking and device injection
   initContainers  what runs first: the NCCL plugin installer, then the
                   receive daemon as a native sidecar (restartPolicy: Always:
@@ -14,7 +15,8 @@ Output keys:
   volumes         pod volumes
   mounts          volume mounts of the containers that run the model
   env             their environment (llm.env merges it under the user's)
-  resources       device requests per pod (EFA devices, huge pages)
+  resources       device requests per pod (EFA or InfiniBand devices, huge
+                  pages)
   capabilities    capabilities the model's containers add
   privileged      true in the host-network form, as the recipes run it
   hostNetwork     true in the host-network form
@@ -41,9 +43,10 @@ none), tcp (true when the values opt out of the profile's fabric), name
 {{- if eq (get $f "platform") "GKE" -}}
 {{- include "llm.fabric.gke" (dict "root" .root "f" $f "kind" .kind "out" $out "name" .name) -}}
 {{- else -}}
-{{- /* EFA: the devices of the whole machine, and (GPUs) the huge pages
+{{- /* A fabric of devices (EFA, InfiniBand): every device of the machine
+(efaDevices is the profiles' older name), and (EFA on GPUs) the huge pages
 aws-ofi-nccl registers its buffers in. */ -}}
-{{- $resources := dict (get $f "resource") (int (get .acc "efaDevices" | default 1)) -}}
+{{- $resources := dict (get $f "resource") (int (get .acc "fabricDevices" | default (get .acc "efaDevices") | default 1)) -}}
 {{- with get .acc "efaHugepages" }}{{ $_ := set $resources "hugepages-2Mi" . }}{{ end -}}
 {{- $_ := set $out "resources" $resources -}}
 {{- end -}}
