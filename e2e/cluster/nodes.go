@@ -245,6 +245,8 @@ var Shapes = map[string]Shape{
 	// 8 InfiniBand NICs as rdma/ib from the SR-IOV device plugin).
 	"nd-h100-v5": aksShape("Standard_ND96isr_H100_v5", 96, 1900, map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "rdma/ib": "8"}, "ndh100", "nvidia", aksGPUTaint),
 	"nd-h200-v5": aksShape("Standard_ND96isr_H200_v5", 96, 1850, map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "rdma/ib": "8"}, "ndh200", "nvidia", aksGPUTaint),
+	// Azure ND MI300X v5 (96 vCPU, 1850 GiB, 8 MI300X, 8 InfiniBand NICs).
+	"nd-mi300x-v5": aksShape("Standard_ND96isr_MI300X_v5", 96, 1850, map[corev1.ResourceName]string{"amd.com/gpu": "8", "rdma/ib": "8"}, "ndmi300x", "", aksGPUTaint),
 	// AKS Standard_D16s_v5 (16 vCPU, 64 GiB): the CPU pool beside GPU pools.
 	"cpu-aks": aksShape("Standard_D16s_v5", 16, 64, nil, "system", "", nil),
 	// GKE e2-standard-8 (8 vCPU, 32 GiB): the CPU profile's machine.

@@ -58,6 +58,7 @@ func StorageClasses() []*storagev1.StorageClass {
 		class("efs-sc", "efs.csi.aws.com", immediate),
 		class("openebs-zfspv", "zfs.csi.openebs.io", wffc),
 		class("managed-csi", "disk.csi.azure.com", wffc),
+		class("managed-csi-premium", "disk.csi.azure.com", wffc),
 		class("azurefile-csi", "file.csi.azure.com", immediate),
 		class("azurefile-csi-premium", "file.csi.azure.com", immediate),
 	}

@@ -40,11 +40,14 @@ type running struct {
 
 func (s *running) name() string { return filepath.Base(s.argv[0]) }
 
-// gpus are the GPUs the stand-in's container was given.
+// gpus are the GPUs (NVIDIA or AMD) the stand-in's container was given.
 func (s *running) gpus() int {
 	for _, c := range s.pod.Spec.Containers {
-		if c.Name == s.container {
-			if q, ok := c.Resources.Limits["nvidia.com/gpu"]; ok {
+		if c.Name != s.container {
+			continue
+		}
+		for _, r := range []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu"} {
+			if q, ok := c.Resources.Limits[r]; ok {
 				return int(q.Value())
 			}
 		}

@@ -59,8 +59,9 @@ Inputs (dict): root, ctx.
 {{- $c := .ctx -}}
 {{- $s := $v.serving -}}
 {{- $m := $c.model -}}
+{{- /* The engine's build: gpu (NVIDIA, CUDA), rocm (AMD), neuron or cpu. */ -}}
 {{- $platform := "gpu" -}}
-{{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ end -}}
+{{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ else if hasPrefix "amd.com/" $c.acc.resource }}{{ $platform = "rocm" }}{{ end -}}
 {{- $server := get $v.catalog.servers $s.engine | default dict -}}
 {{- $build := get (get $server "platforms" | default dict) $platform | default dict -}}
 {{- /* Sequences at once: the values', or the build's default, or 0 for
@@ -224,7 +225,7 @@ attention as many ranks (attention on one device each), and it shares
 {{- if gt (int $p.maxNumSeqs) 0 }}{{ $args = append $args (printf "--max-num-seqs=%d" (int $p.maxNumSeqs)) }}{{ end -}}
 {{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
 from the two lengths above. */ -}}
-{{- if eq $p.platform "gpu" }}{{ $args = append $args (printf "--gpu-memory-utilization=%v" $s.memoryFraction) }}{{ end -}}
+{{- if has $p.platform (list "gpu" "rocm") }}{{ $args = append $args (printf "--gpu-memory-utilization=%v" $s.memoryFraction) }}{{ end -}}
 {{- with $p.adapters -}}
 {{- $args = concat $args (list "--enable-lora" "--lora-modules") -}}
 {{- range . }}{{ $args = append $args (printf "%s=%s" .name .path) }}{{ end -}}
