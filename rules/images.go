@@ -30,7 +30,7 @@ func imageAccelerator(w *Workload, pos *values.Positions) []Finding {
 		image, kindNames[built], w.Profile, kindNames[have], kindNames[have]))}
 }
 
-var kindNames = map[string]string{"cpu": "no accelerator", "cuda": "NVIDIA GPUs (CUDA)", "neuron": "Trainium (Neuron)", "rocm": "AMD GPUs (ROCm)"}
+var kindNames = map[string]string{"cpu": "no accelerator", "cuda": "NVIDIA GPUs (CUDA)", "neuron": "Trainium (Neuron)", "rocm": "AMD GPUs (ROCm)", "tpu": "Cloud TPUs"}
 
 // imageBuiltFor reads what an image's repository name says it is built
 // for: cuda (NVIDIA), neuron (AWS Trainium and Inferentia), rocm (AMD), or
@@ -57,6 +57,8 @@ func acceleratorKind(resource string) string {
 		return "neuron"
 	case strings.HasPrefix(resource, "amd.com/"):
 		return "rocm"
+	case resource == "google.com/tpu":
+		return "tpu"
 	}
 	return "cuda"
 }

@@ -15,7 +15,7 @@ import (
 // Server is a server of orchestration.mode serve, as the chart derives it.
 type Server struct {
 	Engine   string         // serving.engine
-	Platform string         // gpu (NVIDIA), rocm (AMD), cpu or neuron, from the profile's resource
+	Platform string         // gpu (NVIDIA), rocm (AMD), tpu, cpu or neuron, from the profile's resource
 	Build    map[string]any // catalog.servers.<engine>.platforms.<platform>; nil when there is none
 	Image    string
 	// Tensor and pipeline parallel sizes: serving.*, or the devices of a
@@ -81,6 +81,8 @@ func (w *Workload) Server() Server {
 		s.Platform = "cpu"
 	case strings.HasPrefix(res, "amd.com/"):
 		s.Platform = "rocm"
+	case res == "google.com/tpu":
+		s.Platform = "tpu"
 	}
 	s.Build = mapAt(w.V, "catalog", "servers", s.Engine, "platforms", s.Platform)
 	if s.MaxNumSeqs <= 0 {

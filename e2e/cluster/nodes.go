@@ -153,6 +153,7 @@ var (
 	// and 0.6 GiB.
 	aksDaemons  = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("300m"), corev1.ResourceMemory: resource.MustParse("600Mi")}
 	aksGPUTaint = []corev1.Taint{{Key: "sku", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	tpuTaint    = []corev1.Taint{{Key: "google.com/tpu", Value: "present", Effect: corev1.TaintEffectNoSchedule}}
 	gpus8       = map[corev1.ResourceName]string{"nvidia.com/gpu": "8"}
 )
 
@@ -245,6 +246,13 @@ var Shapes = map[string]Shape{
 	// 8 InfiniBand NICs as rdma/ib from the SR-IOV device plugin).
 	"nd-h100-v5": aksShape("Standard_ND96isr_H100_v5", 96, 1900, map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "rdma/ib": "8"}, "ndh100", "nvidia", aksGPUTaint),
 	"nd-h200-v5": aksShape("Standard_ND96isr_H200_v5", 96, 1850, map[corev1.ResourceName]string{"nvidia.com/gpu": "8", "rdma/ib": "8"}, "ndh200", "nvidia", aksGPUTaint),
+	// GKE ct6e-standard-8t (180 vCPU, 1440 GiB, 8 TPU v6e chips), the one
+	// host of a 2x4 slice, with GKE's TPU labels and taint.
+	"tpu-v6e-8": func() Shape {
+		labels := gke("ct6e-standard-8t", "")
+		labels["cloud.google.com/gke-tpu-accelerator"], labels["cloud.google.com/gke-tpu-topology"] = "tpu-v6e-slice", "2x4"
+		return shape("ct6e-standard-8t", 180, 110, func() (int64, int64) { return gkeMemory(1440) }, map[corev1.ResourceName]string{"google.com/tpu": "8"}, labels, tpuTaint, gkeDaemons)
+	}(),
 	// Azure ND MI300X v5 (96 vCPU, 1850 GiB, 8 MI300X, 8 InfiniBand NICs).
 	"nd-mi300x-v5": aksShape("Standard_ND96isr_MI300X_v5", 96, 1850, map[corev1.ResourceName]string{"amd.com/gpu": "8", "rdma/ib": "8"}, "ndmi300x", "", aksGPUTaint),
 	// AKS Standard_D16s_v5 (16 vCPU, 64 GiB): the CPU pool beside GPU pools.

@@ -201,7 +201,7 @@ func (r *Runtime) record(p *corev1.Pod, format string, args ...any) {
 }
 
 // acceleratorResources are the device resources a pod can hold a node by.
-var acceleratorResources = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice"}
+var acceleratorResources = []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice"}
 
 func usesAccelerators(p *corev1.Pod) bool {
 	for _, c := range p.Spec.Containers {

@@ -116,6 +116,7 @@ var examples = []struct {
 	// LoRA adapters downloaded with the weights, served beside them.
 	{"serving/serve-gke-h100-llama31-8b-lora", gkeNodes("h100-80gb", 1), 1},
 	{"serving/serve-aks-mi300x-llama31-70b-instruct", aksNodes("nd-mi300x-v5", 1), 1},
+	{"serving/serve-gke-tpu-v6e-llama31-70b-instruct", gkeNodes("tpu-v6e-8", 1), 1},
 }
 
 func TestExamples(t *testing.T) {

@@ -40,13 +40,15 @@ type running struct {
 
 func (s *running) name() string { return filepath.Base(s.argv[0]) }
 
-// gpus are the GPUs (NVIDIA or AMD) the stand-in's container was given.
+// gpus are the GPUs (NVIDIA or AMD) or TPU chips the stand-in's container
+// was given: the devices one process per device, or a server's tensor
+// parallelism, spreads over.
 func (s *running) gpus() int {
 	for _, c := range s.pod.Spec.Containers {
 		if c.Name != s.container {
 			continue
 		}
-		for _, r := range []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu"} {
+		for _, r := range []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "google.com/tpu"} {
 			if q, ok := c.Resources.Limits[r]; ok {
 				return int(q.Value())
 			}

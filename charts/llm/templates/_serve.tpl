@@ -59,9 +59,9 @@ Inputs (dict): root, ctx.
 {{- $c := .ctx -}}
 {{- $s := $v.serving -}}
 {{- $m := $c.model -}}
-{{- /* The engine's build: gpu (NVIDIA, CUDA), rocm (AMD), neuron or cpu. */ -}}
+{{- /* The engine's build: gpu (NVIDIA, CUDA), rocm (AMD), tpu, neuron or cpu. */ -}}
 {{- $platform := "gpu" -}}
-{{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ else if hasPrefix "amd.com/" $c.acc.resource }}{{ $platform = "rocm" }}{{ end -}}
+{{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ else if hasPrefix "amd.com/" $c.acc.resource }}{{ $platform = "rocm" }}{{ else if eq $c.acc.resource "google.com/tpu" }}{{ $platform = "tpu" }}{{ end -}}
 {{- $server := get $v.catalog.servers $s.engine | default dict -}}
 {{- $build := get (get $server "platforms" | default dict) $platform | default dict -}}
 {{- /* Sequences at once: the values', or the build's default, or 0 for
@@ -134,6 +134,12 @@ named after what it was compiled for; the server compiles it there on its
 first start and loads it afterwards. */ -}}
 {{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" $seqs "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
 {{- $env = append $env (dict "name" "NEURON_COMPILED_ARTIFACTS" "value" (printf "%s/neuron-compiled/%s-%s" $v.storage.mountPath $v.model.name (toJson $in | sha256sum | trunc 12))) -}}
+{{- end -}}
+{{- if eq $platform "tpu" -}}
+{{- /* TPU: XLA's compiled graphs are kept on the claim, so a restarted
+server does not compile again (GKE's vLLM TPU sample keeps them on a
+bucket the same way). */ -}}
+{{- $env = append $env (dict "name" "VLLM_XLA_CACHE_PATH" "value" (printf "%s/xla-cache" $v.storage.mountPath)) -}}
 {{- end -}}
 {{- if and (eq $platform "cpu") (gt $seqs 0) -}}
 {{- /* vLLM on CPU sizes its KV cache from this variable, in GiB (its own
