@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,23 +63,31 @@ func (r *Runtime) mpirun(ctx context.Context, s *running) standin.Answer {
 	if strings.HasSuffix(program, ".py") {
 		return fail("%s is a Python script: mpirun would execute it directly on every slot (write python3 %[1]s)", program)
 	}
-	for waited := false; ; waited = true {
-		missing := ""
+	return r.waitFor(ctx, s, "its workers", work, func() string {
 		for _, h := range hosts {
 			if !r.serving(s, h.name) {
-				missing = h.name
-				break
+				return fmt.Sprintf("container %s: mpirun waits for %s to serve SSH", s.container, h.name)
 			}
 		}
+		return ""
+	})
+}
+
+// waitFor polls until pending says nothing is missing any more, and then
+// answers ready. What the stand-in waits for is recorded once; it fails
+// when the stand-in is gone or the run stops first.
+func (r *Runtime) waitFor(ctx context.Context, s *running, what string, ready standin.Answer, pending func() string) standin.Answer {
+	for waited := false; ; waited = true {
+		missing := pending()
 		if missing == "" {
-			return work
+			return ready
 		}
 		if !waited {
-			r.record(s.pod, "container %s: mpirun waits for %s to serve SSH", s.container, missing)
+			r.record(s.pod, "%s", missing)
 		}
 		select {
 		case <-s.gone:
-			return fail("stopped while waiting for its workers")
+			return fail("stopped while waiting for %s", what)
 		case <-ctx.Done():
 			return fail("stopped")
 		case <-time.After(pollTime):
@@ -133,19 +142,12 @@ func (r *Runtime) rayStart(ctx context.Context, s *running) standin.Answer {
 		return serve
 	}
 	addr, _ := sandbox.Flag(args, "--address")
-	for waited := false; !r.rayHeadAt(s, addr); waited = true {
-		if !waited {
-			r.record(s.pod, "container %s: ray start waits for the head at %s", s.container, addr)
+	return r.waitFor(ctx, s, "the head", serve, func() string {
+		if r.rayHeadAt(s, addr) {
+			return ""
 		}
-		select {
-		case <-s.gone:
-			return fail("stopped while waiting for the head")
-		case <-ctx.Done():
-			return fail("stopped")
-		case <-time.After(pollTime):
-		}
-	}
-	return serve
+		return fmt.Sprintf("container %s: ray start waits for the head at %s", s.container, addr)
+	})
 }
 
 // rayHeadAt tells whether an address names a pod whose `ray start --head`
@@ -170,7 +172,7 @@ func (r *Runtime) rayHeadAt(s *running, addr string) bool {
 func (r *Runtime) rayJob(ctx context.Context, s *running) standin.Answer {
 	cluster, want, _ := strings.Cut(s.env[envRayJob], "/")
 	n, _ := strconv.Atoi(want)
-	for waited := false; ; waited = true {
+	return r.waitFor(ctx, s, "the workers", work, func() string {
 		joined := 0
 		r.mu.Lock()
 		for _, o := range r.pods.List() {
@@ -186,17 +188,8 @@ func (r *Runtime) rayJob(ctx context.Context, s *running) standin.Answer {
 		}
 		r.mu.Unlock()
 		if joined >= n {
-			return work
+			return ""
 		}
-		if !waited {
-			r.record(s.pod, "Ray job: %s waits for %d worker(s) of %s", s.name(), n, cluster)
-		}
-		select {
-		case <-s.gone:
-			return fail("stopped while waiting for the workers")
-		case <-ctx.Done():
-			return fail("stopped")
-		case <-time.After(pollTime):
-		}
-	}
+		return fmt.Sprintf("Ray job: %s waits for %d worker(s) of %s", s.name(), n, cluster)
+	})
 }
