@@ -176,7 +176,7 @@ func commandLine(c map[string]any) string {
 }
 
 // accelerator resources whose count must match a process count.
-var deviceResources = []string{"nvidia.com/gpu", "amd.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"}
+var deviceResources = []string{"nvidia.com/gpu", "amd.com/gpu", "google.com/tpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore"}
 
 func devicesOf(c map[string]any) (string, int64) {
 	for _, r := range deviceResources {

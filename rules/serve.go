@@ -72,17 +72,12 @@ type Server struct {
 
 // Server derives the server of the values (meaningful in mode serve).
 func (w *Workload) Server() Server {
-	s := Server{Engine: str(w.V, "serving", "engine"), Platform: "gpu", Image: str(w.V, "serving", "image"),
+	s := Server{Engine: str(w.V, "serving", "engine"), Image: str(w.V, "serving", "image"),
 		MaxModelLen: integer(w.V, "serving", "maxModelLen"), MaxNumSeqs: integer(w.V, "serving", "maxNumSeqs")}
-	switch res := str(w.Acc, "resource"); {
-	case strings.HasPrefix(res, "aws.amazon.com/neuron"):
-		s.Platform = "neuron"
-	case res == "":
-		s.Platform = "cpu"
-	case strings.HasPrefix(res, "amd.com/"):
-		s.Platform = "rocm"
-	case res == "google.com/tpu":
-		s.Platform = "tpu"
+	// The build for the profile's kind of accelerator; catalog.servers
+	// names NVIDIA's "gpu".
+	if s.Platform = acceleratorKind(str(w.Acc, "resource")); s.Platform == "cuda" {
+		s.Platform = "gpu"
 	}
 	s.Build = mapAt(w.V, "catalog", "servers", s.Engine, "platforms", s.Platform)
 	if s.MaxNumSeqs <= 0 {
