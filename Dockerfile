@@ -4,9 +4,14 @@
 #       image: ghcr.io/llmrender/llmrender:VERSION
 # Build: docker build -t ghcr.io/llmrender/llmrender:VERSION .
 # The image holds only the static binary, on PATH; it runs as nonroot, needs
-# no network, and reads the ResourceList on stdin. The same image serves as
-# Argo CD's CMP sidecar (argocd/), which runs llmrender by name.
-FROM golang:1.26 AS build
+# no network, and reads the ResourceList on stdin; it writes no file, so run
+# it with a read-only root. The same image serves as Argo CD's CMP sidecar
+# (argocd/), which runs llmrender by name.
+# Reproducible: the binary is byte-identical for a commit (the e2e suite
+# builds it with the go build line below, twice, and compares); pin both
+# base images by digest and build with SOURCE_DATE_EPOCH and
+# rewrite-timestamp=true (README, "The function image") for the image too.
+FROM golang:1.26.8 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download

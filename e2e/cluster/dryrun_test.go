@@ -73,6 +73,15 @@ func exampleSets(t *testing.T) []manifestSet {
 		render(ex+" with an HPA and a queue", "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{"../../examples/serving/" + ex + ".yaml"},
 			Set: []string{"serving.autoscaling.kind=hpa,kueue.queueName=q,kueue.requiredTopology=cloud.google.com/gce-topology-block,storage.storageClassName=standard-rwx"}}})
 	}
+	// The helper pods beside a run, a shell and TensorBoard (fsGroup
+	// gives them the claim), and on a share only root may write to.
+	for _, ex := range []string{"s0-onprem-a100-llama2-70b-inference", "s1-gke-h100-llama3-finetune-multinode", "s4-eks-trn1-llama2-pretrain-mpijob"} {
+		for _, v := range [][2]string{{"with a shell and TensorBoard", ""}, {onlyRootWrites, ",storage.rootOwned=true"}} {
+			label, set := v[0], v[1]
+			render(ex+" "+label, "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{"../../examples/" + ex + ".yaml"},
+				Set: []string{"shell.enabled=true,tensorboard.enabled=true" + set}}})
+		}
+	}
 	// Models described only by their own config.json, as a server and as
 	// a LoRA fine-tune on two nodes: dense GQA whose head_dim is not
 	// hidden / heads, MoE, MLA with FP8 weights, MXFP4 with sliding
@@ -95,6 +104,9 @@ func exampleSets(t *testing.T) []manifestSet {
 	}
 	return sets
 }
+
+// onlyRootWrites labels the renders whose claim only root may write to.
+const onlyRootWrites = "with a shell and TensorBoard on a share only root may write"
 
 // everySet is the examples and the whole model x accelerator x mode matrix.
 func everySet(t *testing.T) []manifestSet {

@@ -65,6 +65,9 @@ func (r *Runtime) containerSpec(ctx context.Context, p *corev1.Pod, c corev1.Con
 	if spec.WorkDir == "" {
 		spec.WorkDir = "/"
 	}
+	// A read-only root takes writes only in the container's volumes.
+	// (Containers run as root here whatever their runAsUser says.)
+	spec.ReadOnlyRoot = c.SecurityContext != nil && c.SecurityContext.ReadOnlyRootFilesystem != nil && *c.SecurityContext.ReadOnlyRootFilesystem
 	binds, err := r.volumes(ctx, p, c)
 	if err != nil {
 		return sandbox.Spec{}, err

@@ -23,8 +23,8 @@ type Driver struct {
 // Drivers are the CSI drivers of the simulated clusters, with what the
 // real drivers do (see catalog.storageClasses for sources): block storage
 // is zonal and single-writer, Filestore, Parallelstore, EFS, FSx and Azure
-// Files are shared, ZFS LocalPV
-// lives on one node.
+// Files are shared (and so are an on-prem NFS server's directories), ZFS
+// LocalPV lives on one node.
 var Drivers = map[string]Driver{
 	"pd.csi.storage.gke.io":            {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}, "zone"},
 	"filestore.csi.storage.gke.io":     {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, "zone"},
@@ -35,7 +35,11 @@ var Drivers = map[string]Driver{
 	"zfs.csi.openebs.io":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, "node"},
 	"disk.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone"},
 	"file.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, ""},
+	// On premises: an NFS server's export, a directory per claim.
+	nfsSubdir: {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, ""},
 }
+
+const nfsSubdir = "k8s-sigs.io/nfs-subdir-external-provisioner"
 
 // StorageClasses are the classes every simulated cluster has, named as the
 // clouds name them; standard-rwo is the default, as on GKE.
@@ -61,6 +65,7 @@ func StorageClasses() []*storagev1.StorageClass {
 		class("managed-csi-premium", "disk.csi.azure.com", wffc),
 		class("azurefile-csi", "file.csi.azure.com", immediate),
 		class("azurefile-csi-premium", "file.csi.azure.com", immediate),
+		class("nfs-client", nfsSubdir, immediate),
 	}
 }
 
@@ -154,6 +159,12 @@ func provision(ctx context.Context, cs kubernetes.Interface, pvc *corev1.Persist
 		}
 		affinity = term("topology.kubernetes.io/zone", zone)
 	}
+	source := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: class.Provisioner, VolumeHandle: string(pvc.UID)}}
+	if class.Provisioner == nfsSubdir {
+		// Not a CSI driver: a directory of the server's export, mounted
+		// by the kubelet's own NFS client.
+		source = corev1.PersistentVolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.local", Path: "/export/" + pvc.Namespace + "-" + pvc.Name}}
+	}
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "pvc-" + string(pvc.UID), Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": class.Provisioner}},
 		Spec: corev1.PersistentVolumeSpec{
@@ -163,7 +174,7 @@ func provision(ctx context.Context, cs kubernetes.Interface, pvc *corev1.Persist
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
 			ClaimRef:                      &corev1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: pvc.Namespace, Name: pvc.Name, UID: pvc.UID, APIVersion: "v1"},
 			NodeAffinity:                  affinity,
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: class.Provisioner, VolumeHandle: string(pvc.UID)}},
+			PersistentVolumeSource:        source,
 		},
 	}
 	if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmrender/llmrender/internal/tree"
 )
 
 // The exceptions to the Pod Security Standards "baseline" profile that
@@ -90,7 +92,8 @@ func TestPodSecurityBaseline(t *testing.T) {
 	for _, set := range everySet(t) {
 		ensure(t, ns, nil, set.objects)
 		for _, obj := range set.objects {
-			for _, spec := range podSpecs(obj.Object) {
+			for _, tpl := range podTemplates(obj.Object) {
+				spec := tpl.spec
 				data, _ := json.Marshal(spec)
 				if seen[string(data)] {
 					continue
@@ -133,38 +136,145 @@ func TestPodSecurityBaseline(t *testing.T) {
 	}
 }
 
-// podSpecs finds every pod spec in an object: the object's own (a Pod) and
-// every template with containers (Jobs, Deployments and the operators' CRs).
-func podSpecs(obj map[string]any) []map[string]any {
-	var out []map[string]any
-	if obj["kind"] == "Pod" {
-		return []map[string]any{obj["spec"].(map[string]any)}
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if tpl, ok := x["template"].(map[string]any); ok {
-				if spec, ok := tpl["spec"].(map[string]any); ok {
-					if _, ok := spec["containers"]; ok {
-						out = append(out, spec)
+// helperComponents are the pods of the chart's own programs (downloads, the
+// shell, TensorBoard), which must meet PodSecurity "restricted".
+var helperComponents = map[string]bool{"download": true, "shell": true, "tensorboard": true}
+
+// TestPodSecurityRestrictedHelpers runs every helper pod template of every
+// example and of the matrix, and every container that waits for a step
+// (alone in a pod of its own), through the API server's real PodSecurity
+// admission in a namespace that enforces "restricted". A helper that writes
+// to a claim only root may write (storage.rootOwned) runs as root:
+// restricted may refuse it for that alone, and baseline must accept it.
+func TestPodSecurityRestrictedHelpers(t *testing.T) {
+	const ns = "pss-restricted"
+	ensure(t, ns, map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}, nil)
+	seen := map[string]bool{}
+	checked, asRoot, waits := 0, 0, 0
+	for _, set := range everySet(t) {
+		ensure(t, ns, nil, set.objects)
+		rootOwned := strings.Contains(set.label, onlyRootWrites)
+		for _, obj := range set.objects {
+			for _, tpl := range podTemplates(obj.Object) {
+				spec := tpl.spec
+				var pods []map[string]any
+				if helperComponents[tpl.labels["app.kubernetes.io/component"]] {
+					pods = append(pods, spec)
+				}
+				for _, c := range list(spec["initContainers"]) {
+					if name, _ := c["name"].(string); strings.HasPrefix(name, "wait-for-") {
+						pods = append(pods, map[string]any{"containers": []any{c}, "volumes": mountedVolumes(spec, c), "serviceAccountName": spec["serviceAccountName"]})
+						waits++
 					}
 				}
-			}
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				walk(x[k])
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
+				for _, p := range pods {
+					data, _ := json.Marshal(p)
+					if seen[string(data)] {
+						continue
+					}
+					seen[string(data)] = true
+					checked++
+					pod := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+						"metadata": map[string]any{"name": "pss-check"}, "spec": p}}
+					err := sim.DryRun(context.Background(), pod, ns)
+					if err == nil {
+						continue
+					}
+					msg := strings.TrimPrefix(err.Error(), `pods "pss-check" is forbidden: `)
+					if rootOwned && onlyRoot(msg) {
+						if berr := sim.DryRun(context.Background(), pod, "pss-baseline"); berr != nil {
+							t.Errorf("%s: %s: a root helper fails baseline too: %v", set.label, ID(obj), berr)
+						}
+						asRoot++
+						continue
+					}
+					t.Errorf("%s: %s: %s", set.label, ID(obj), msg)
+				}
 			}
 		}
 	}
-	walk(obj["spec"])
+	t.Logf("%d distinct helper pods and waits checked against restricted (%d waits seen); %d write as root to a class only root may write", checked, waits, asRoot)
+	if checked < 30 || waits == 0 || asRoot == 0 {
+		t.Errorf("checked %d pods, %d waits, %d root writers: the check proves little", checked, waits, asRoot)
+	}
+	// The control: the same namespace refuses a helper that may escalate.
+	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "bad"},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox:1.36"}}}}}
+	if err := sim.DryRun(context.Background(), bad, ns); err == nil || !strings.Contains(err.Error(), "allowPrivilegeEscalation") {
+		t.Errorf("a pod without a security context was not refused: %v", err)
+	}
+}
+
+// onlyRoot tells whether restricted refused a pod for running as root and
+// for nothing else.
+func onlyRoot(msg string) bool {
+	msg, ok := strings.CutPrefix(msg, `violates PodSecurity "restricted:latest": `)
+	if !ok {
+		return false
+	}
+	rest := rootPartsRE.ReplaceAllString(msg, "")
+	return rest != msg && strings.Trim(rest, ", ") == ""
+}
+
+var rootPartsRE = regexp.MustCompile(`(runAsNonRoot != true|runAsUser=0) \([^()]*\)`)
+
+type podTemplate struct {
+	labels map[string]string
+	spec   map[string]any
+}
+
+// podTemplates finds every pod spec in an object, with its pod's labels:
+// the object's own (a Pod) and every template with containers (Jobs,
+// Deployments and the operators' CRs).
+func podTemplates(obj map[string]any) []podTemplate {
+	labelsOf := func(meta any) map[string]string {
+		out := map[string]string{}
+		m, _ := meta.(map[string]any)
+		l, _ := m["labels"].(map[string]any)
+		for k, v := range l {
+			out[k], _ = v.(string)
+		}
+		return out
+	}
+	if obj["kind"] == "Pod" {
+		return []podTemplate{{labelsOf(obj["metadata"]), obj["spec"].(map[string]any)}}
+	}
+	var out []podTemplate
+	tree.Walk(obj["spec"], func(m map[string]any) {
+		if tpl, ok := m["template"].(map[string]any); ok {
+			if spec, ok := tpl["spec"].(map[string]any); ok {
+				if _, ok := spec["containers"]; ok {
+					out = append(out, podTemplate{labelsOf(tpl["metadata"]), spec})
+				}
+			}
+		}
+	})
+	return out
+}
+
+// mountedVolumes are the volumes of a pod spec that a container mounts.
+func mountedVolumes(spec, c map[string]any) []any {
+	mounted := map[string]bool{}
+	for _, m := range list(c["volumeMounts"]) {
+		mounted[m["name"].(string)] = true
+	}
+	var out []any
+	for _, v := range list(spec["volumes"]) {
+		if mounted[v["name"].(string)] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// list is a YAML list of maps.
+func list(v any) []map[string]any {
+	var out []map[string]any
+	l, _ := v.([]any)
+	for _, e := range l {
+		if m, ok := e.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
 	return out
 }

@@ -117,6 +117,9 @@ var examples = []struct {
 	{"serving/serve-gke-h100-llama31-8b-lora", gkeNodes("h100-80gb", 1), 1},
 	{"serving/serve-aks-mi300x-llama31-70b-instruct", aksNodes("nd-mi300x-v5", 1), 1},
 	{"serving/serve-gke-tpu-v6e-llama31-70b-instruct", gkeNodes("tpu-v6e-8", 1), 1},
+	// Air-gapped: weights on an existing claim, or from a hub mirror.
+	{"airgapped/onprem-a100-llama31-70b-serve-offline", only("a100-80gb-onprem", 1), 1},
+	{"airgapped/onprem-a100-llama31-8b-serve-hub-mirror", only("a100-80gb-onprem", 1), 1},
 }
 
 func TestExamples(t *testing.T) {

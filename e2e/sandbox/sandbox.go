@@ -38,8 +38,37 @@ type Spec struct {
 	Links []Link
 	// Files is a directory whose content is copied onto the root (what an
 	// image or the node leaves there), or "".
-	Files          string
+	Files string
+	// User runs the command as another user than root (a
+	// securityContext's runAsUser, runAsGroup and fsGroup), or nil.
+	User *User
+	// ReadOnlyRoot makes the root read-only (readOnlyRootFilesystem): only
+	// the binds, /dev and /proc take writes.
+	ReadOnlyRoot   bool
+	Stdin          io.Reader // nil for none
 	Stdout, Stderr io.Writer
+}
+
+// User is who a container's processes run as.
+type User struct {
+	UID, GID uint32
+	Groups   []uint32 // supplementary groups (fsGroup)
+}
+
+// setpriv is the command line that drops to the user.
+func (u *User) setpriv() []string {
+	if u == nil {
+		return nil
+	}
+	groups := "--clear-groups"
+	if len(u.Groups) > 0 {
+		var ids []string
+		for _, g := range u.Groups {
+			ids = append(ids, strconv.FormatUint(uint64(g), 10))
+		}
+		groups = "--groups=" + strings.Join(ids, ",")
+	}
+	return []string{"/usr/bin/setpriv", fmt.Sprintf("--reuid=%d", u.UID), fmt.Sprintf("--regid=%d", u.GID), groups, "--"}
 }
 
 // setup runs as PID 1 of the new namespaces: it builds the root (the
@@ -50,8 +79,8 @@ type Spec struct {
 // the mounts are private, and the overlay's upper layer is on a tmpfs
 // mounted in this namespace only.
 const setup = `set -euf
-scratch=$1 dirs=$2 binds=$3 links=$4 files=$5 wd=$6
-shift 6
+scratch=$1 dirs=$2 binds=$3 links=$4 files=$5 wd=$6 ro=$7
+shift 7
 mount --make-rprivate /
 mount -t tmpfs tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work" "$scratch/root"
@@ -88,6 +117,7 @@ for l in $links; do
   ln -sf "$t" "$r$p"
 done
 if [ -n "$files" ]; then cp -a "$files/." "$r/"; fi
+if [ "$ro" = 1 ]; then mount -o remount,bind,ro "$r"; fi
 exec unshare --root="$r" --wd="$wd" -- "$@"
 `
 
@@ -120,10 +150,15 @@ func Start(s Spec) (*Process, error) {
 	if wd == "" {
 		wd = "/"
 	}
-	args := []string{"-c", setup, "setup", scratch, strings.Join(s.Dirs, "\n"), strings.Join(pairs(s.Binds), "\n"), strings.Join(links(s.Links), "\n"), s.Files, wd}
+	ro := "0"
+	if s.ReadOnlyRoot {
+		ro = "1"
+	}
+	args := []string{"-c", setup, "setup", scratch, strings.Join(s.Dirs, "\n"), strings.Join(pairs(s.Binds), "\n"), strings.Join(links(s.Links), "\n"), s.Files, wd, ro}
+	args = append(args, s.User.setpriv()...)
 	cmd := exec.Command("/bin/sh", append(args, s.Argv...)...)
 	cmd.Env = s.Env
-	cmd.Stdout, cmd.Stderr = s.Stdout, s.Stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.Stdin, s.Stdout, s.Stderr
 	// A session of its own, as a container has: a "kill 0" in the
 	// container reaches its own processes only.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS, Setsid: true, Pdeathsig: syscall.SIGKILL}

@@ -12,7 +12,7 @@ import (
 
 // Folders are the folders under examples/ whose *.yaml files are values
 // files: "" for the scenarios, then one folder per theme.
-var Folders = []string{"", "fabric", "modes", "serving"}
+var Folders = []string{"", "airgapped", "fabric", "modes", "serving"}
 
 // Example is one values file.
 type Example struct {

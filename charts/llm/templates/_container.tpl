@@ -85,7 +85,7 @@ nothing. Inputs (dict): root, ctx, step (an entry of ctx.steps).
       cpu: 10m
       memory: 16Mi
   securityContext:
-    allowPrivilegeEscalation: false
+    {{- include "llm.helper.securityContext" . | nindent 4 }}
   volumeMounts:
     - name: data
       mountPath: {{ $v.storage.mountPath | quote }}
@@ -115,7 +115,9 @@ again. Inputs (dict): root, ctx, step (an entry of ctx.steps).
     - -c
     - {{ include "llm.sh.step" (dict "step" .step "wait" $wait "work" $work.script "markerDir" $c.markerDir) | quote }}
   workingDir: {{ $work.workingDir | quote }}
-  {{- with $work.env }}
+  {{- $env := $work.env | default list }}
+  {{- if get . "helper" }}{{ $env = append $env (dict "name" "HOME" "value" "/tmp") }}{{ end }}
+  {{- with $env }}
   env:
     {{- toYaml . | nindent 4 }}
   {{- end }}
@@ -127,10 +129,48 @@ again. Inputs (dict): root, ctx, step (an entry of ctx.steps).
     {{- end }}
     {{- end }}
   securityContext:
+    {{- if get . "helper" }}
+    {{- include "llm.helper.securityContext" (merge (dict "writes" true) .) | nindent 4 }}
+    {{- else }}
     allowPrivilegeEscalation: false
+    {{- end }}
   volumeMounts:
     - name: data
       mountPath: {{ $v.storage.mountPath | quote }}
+    {{- if get . "helper" }}
+    {{- include "llm.helper.tmp" . | nindent 4 }}
+    {{- end }}
+{{- end -}}
+
+{{/*
+llm.helper.securityContext: of a helper container (a download, a wait, the
+shell, TensorBoard): the PodSecurity "restricted" profile as
+security.helperUser, with a read-only root file system. One that writes
+(writes: true) to a claim only root may write (ctx.rootOwned) runs as root,
+still without capabilities. Inputs (dict): root, ctx, writes (optional).
+*/}}
+{{- define "llm.helper.securityContext" -}}
+{{- $s := .root.Values.security -}}
+{{- if and (get . "writes") .ctx.rootOwned }}
+runAsUser: 0
+{{- else }}
+runAsNonRoot: true
+runAsUser: {{ int64 $s.helperUser }}
+runAsGroup: {{ int64 $s.helperGroup }}
+{{- end }}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* llm.helper.tmp: the writable /tmp of a helper pod's container (its
+root file system is read-only), as a volume mount. */}}
+{{- define "llm.helper.tmp" -}}
+- name: tmp
+  mountPath: /tmp
 {{- end -}}
 
 {{/* llm.resources: requests and limits of an accelerator pod. Inputs (dict): ctx. */}}
@@ -278,10 +318,10 @@ Inputs (dict): root, ctx, script.
 - name: shell
   image: {{ include "llm.image" (dict "root" .root "ref" $v.shell.image) | quote }}
   command: ["sleep", "infinity"]
-  {{- with include "llm.env.hub" . }}
   env:
-    {{- . | nindent 4 }}
-  {{- end }}
+    - name: HOME
+      value: /tmp
+    {{- include "llm.env.hub" . | nindent 4 }}
   resources:
     requests:
       cpu: 100m
@@ -289,10 +329,11 @@ Inputs (dict): root, ctx, script.
     limits:
       memory: 512Mi
   securityContext:
-    allowPrivilegeEscalation: false
+    {{- include "llm.helper.securityContext" (merge (dict "writes" true) .) | nindent 4 }}
   volumeMounts:
     - name: data
       mountPath: {{ $v.storage.mountPath | quote }}
+    {{- include "llm.helper.tmp" . | nindent 4 }}
 {{- end -}}
 
 {{/* llm.container.tensorboard: TensorBoard on the log directory, read-only. Inputs (dict): root. */}}
@@ -308,6 +349,9 @@ Inputs (dict): root, ctx, script.
   ports:
     - name: http
       containerPort: {{ int $v.tensorboard.port }}
+  env:
+    - name: HOME
+      value: /tmp
   resources:
     requests:
       cpu: "1"
@@ -315,9 +359,10 @@ Inputs (dict): root, ctx, script.
     limits:
       memory: 4Gi
   securityContext:
-    allowPrivilegeEscalation: false
+    {{- include "llm.helper.securityContext" . | nindent 4 }}
   volumeMounts:
     - name: data
       mountPath: {{ $v.storage.mountPath | quote }}
       readOnly: true
+    {{- include "llm.helper.tmp" . | nindent 4 }}
 {{- end -}}

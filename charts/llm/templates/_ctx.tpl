@@ -96,6 +96,8 @@ mounts it, and in serve mode every node of every server. */ -}}
 {{- $class := get ($v.catalog.storageClasses | default dict) ($v.storage.storageClassName | default "") | default dict -}}
 {{- $nodeLocal := or $v.storage.nodeLocal (get $class "nodeLocal" | default false) -}}
 {{- $singleNode := or $nodeLocal (has $access (list "ReadWriteOnce" "ReadWriteOncePod")) -}}
+{{- $rootOwned := $v.storage.rootOwned -}}
+{{- if kindIs "invalid" $rootOwned }}{{ $rootOwned = get $class "rootOwned" | default false }}{{ end -}}
 {{- $gib := 1073741824 -}}
 {{- $fifty := mul 50 $gib -}}
 {{- /* The claim holds the weights twice and the training checkpoints
@@ -185,6 +187,7 @@ neuron: {{ $neuron }}
 claimName: {{ $v.storage.claimName | default (printf "%s-data" $name) | quote }}
 accessMode: {{ $access }}
 singleNode: {{ $singleNode }}
+rootOwned: {{ $rootOwned }}
 storageSize: {{ $v.storage.size | default (printf "%dGi" $sizeGi) | quote }}
 modelDir: {{ $modelDir | quote }}
 markerDir: {{ $markerDir | quote }}

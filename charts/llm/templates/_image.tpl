@@ -11,7 +11,7 @@ the chart renders. Inputs (dict): root, ref.
 {{- if and $registry $ref -}}
 {{- $parts := splitn "/" 2 $ref -}}
 {{- $first := $parts._0 -}}
-{{- $rest := $parts._1 | default "" -}}
+{{- $rest := index $parts "_1" -}}
 {{- if and $rest (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
 {{- $ref = printf "%s/%s" $registry $rest -}}
 {{- else if $rest -}}

@@ -21,6 +21,9 @@ Inputs (dict):
   role            optional llmrender.dev/role, for runs with several kinds of pods (launcher, worker, head)
   accelerator     true for pods that request the profile's devices
   colocate        true for long-running helpers that mount the claim beside the run (shell, TensorBoard)
+  helper          reads or writes, for a helper pod of the chart's own (a download, the shell, TensorBoard): it
+                  meets PodSecurity "restricted" (llm.helper.securityContext), with a writable /tmp; a writer
+                  gets the claim through fsGroup
   nodeSelector    optional, for a helper pod that must run on certain nodes (a Ray head)
   tolerations     optional, instead of the accelerator nodes' (none for a Ray head)
   restartPolicy   optional
@@ -77,6 +80,15 @@ serviceAccountName: {{ . }}
 priorityClassName: {{ . | quote }}
 {{- end }}
 {{- end }}
+{{- with get . "helper" }}
+securityContext:
+  {{- if and (eq . "writes") (not $c.rootOwned) }}
+  fsGroup: {{ int64 $v.security.helperGroup }}
+  fsGroupChangePolicy: OnRootMismatch
+  {{- end }}
+  seccompProfile:
+    type: RuntimeDefault
+{{- end }}
 {{- with $v.workload.imagePullSecrets }}
 imagePullSecrets:
   {{- range . }}
@@ -127,6 +139,10 @@ volumes:
   {{- with $v.workload.extraVolumes }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
+  {{- end }}
+  {{- if get . "helper" }}
+  - name: tmp
+    emptyDir: {}
   {{- end }}
 {{- with get $fabric "claims" }}
 resourceClaims:
