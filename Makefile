@@ -46,6 +46,9 @@ JOBSET_VERSION            := v0.12.0
 LWS_VERSION               := v0.9.0
 KUEUE_VERSION             := v0.19.2
 TRAINER_VERSION           := v2.3.0
+# The Gateway API Inference Extension's endpoint picker, at the release the
+# chart runs (serving.inferencePool.pickerImage).
+EPP_VERSION               := v1.5.0
 KWOK                := $(TOOLS)/kwok-$(KWOK_VERSION)/kwok
 MPI_OPERATOR        := $(TOOLS)/mpi-operator-$(MPI_OPERATOR_VERSION)/mpi-operator
 TRAINING_OPERATOR   := $(TOOLS)/training-operator-$(TRAINING_OPERATOR_VERSION)/training-operator
@@ -56,9 +59,10 @@ JOBSET              := $(TOOLS)/jobset-$(JOBSET_VERSION)/jobset-controller
 LWS                 := $(TOOLS)/lws-$(LWS_VERSION)/lws-controller
 KUEUE               := $(TOOLS)/kueue-$(KUEUE_VERSION)/kueue
 TRAINER             := $(TOOLS)/trainer-$(TRAINER_VERSION)/trainer-controller-manager
+EPP                 := $(TOOLS)/gateway-api-inference-extension-$(EPP_VERSION)/epp
 SIM_TOOLS := $(K8S_BINS) $(KWOK) $(MPI_OPERATOR) $(TRAINING_OPERATOR) \
 	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY) \
-	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER)
+	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER) $(EPP)
 BUILD_OPERATOR := GO=$(GO) hack/build-operator.sh
 BIN       := $(CURDIR)/bin/llmrender
 
@@ -108,7 +112,7 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT
 	LLMRENDER_VOLCANO_SCHEDULER=$(VOLCANO_SCHEDULER) \
 	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER) \
 	LLMRENDER_JOBSET=$(JOBSET) LLMRENDER_LWS=$(LWS) LLMRENDER_KUEUE=$(KUEUE) \
-	LLMRENDER_TRAINER=$(TRAINER) LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
+	LLMRENDER_TRAINER=$(TRAINER) LLMRENDER_EPP=$(EPP) LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
 	LLMRENDER_ARGOCD_CMP=$(ARGOCD_CMP)
 e2e: host-tools $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
@@ -217,6 +221,10 @@ $(TRAINER):
 	$(BUILD_OPERATOR) github.com/kubeflow/trainer/v2 $(TRAINER_VERSION) \
 		$(TOOLS)/src/trainer-$(TRAINER_VERSION) $(dir $@) \
 		trainer-controller-manager=./cmd/trainer-controller-manager
+
+$(EPP):
+	$(BUILD_OPERATOR) sigs.k8s.io/gateway-api-inference-extension $(EPP_VERSION) \
+		$(TOOLS)/src/gateway-api-inference-extension-$(EPP_VERSION) $(dir $@) epp=./cmd/epp
 
 clean:
 	rm -rf bin

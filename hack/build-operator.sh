@@ -94,6 +94,14 @@ patch_kueue() {
 		metricsCertPath'
 }
 
+# The Inference Extension's endpoint picker serves its gRPC services (the
+# ext-proc server and its health, through one helper) and its metrics on
+# ":PORT", all interfaces; the ports are flags. Both move to 127.0.0.1.
+patch_endpoint_picker() {
+	replace internal/runnable/grpc.go 'fmt.Sprintf(":%d", port)' 'fmt.Sprintf("127.0.0.1:%d", port)'
+	replace cmd/epp/runner/runner.go 'BindAddress: fmt.Sprintf(":%d", opts.MetricsPort)' 'BindAddress: fmt.Sprintf("127.0.0.1:%d", opts.MetricsPort)'
+}
+
 # Volcano's scheduler and controller-manager open no port unless asked
 # (--enable-metrics, --enable-healthz, with address flags). KubeRay's metrics
 # and probe addresses are flags (--metrics-addr, --health-probe-bind-address;
@@ -110,6 +118,7 @@ case $module@$version in
 github.com/kubeflow/mpi-operator@v0.8.0) patch=patch_mpi_operator ;;
 github.com/kubeflow/training-operator@v1.9.2) patch=patch_training_operator ;;
 sigs.k8s.io/kueue@v0.19.2) patch=patch_kueue ;;
+sigs.k8s.io/gateway-api-inference-extension@v1.5.0) patch=patch_endpoint_picker ;;
 volcano.sh/volcano@v1.10.0 | github.com/ray-project/kuberay/ray-operator@v1.6.0) patch=: ;;
 github.com/GoogleContainerTools/kpt@v1.0.0-beta.54) patch=: ;;
 sigs.k8s.io/jobset@v0.12.0 | sigs.k8s.io/lws@v0.9.0 | github.com/kubeflow/trainer/v2@v2.3.0) patch=: ;;

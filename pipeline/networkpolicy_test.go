@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,6 +51,12 @@ func TestNetworkPoliciesAllowWhatTheWorkloadNeeds(t *testing.T) {
 			t.Fatalf("%s: %d policies, %d pods", ex.Name, len(pols), len(pods))
 		}
 		serve := res.Values["orchestration"].(map[string]any)["mode"] == "serve"
+		serving, _ := res.Values["serving"].(map[string]any)
+		scraped := serve && serving["metrics"].(map[string]any)["podMonitor"] == true
+		pooled := serve && serving["inferencePool"].(map[string]any)["enabled"] == true
+		if pooled != slices.ContainsFunc(pods, func(p peer) bool { return p.labels["app.kubernetes.io/component"] == "endpoint-picker" }) {
+			t.Fatalf("%s: an endpoint picker where no InferencePool asks for one, or none where one does", ex.Name)
+		}
 		check := func(from, to peer, port int, proto string, want bool, why string) {
 			flows++
 			if got := allowed(pols, from, to, port, proto); got != want {
@@ -66,13 +73,19 @@ func TestNetworkPoliciesAllowWhatTheWorkloadNeeds(t *testing.T) {
 			downloads := p.labels["app.kubernetes.io/component"] == "download"
 			if serve && p.labels["app.kubernetes.io/component"] == "run" {
 				check(neighbour, p, 8000, "TCP", true, "the namespace's clients to the server")
-				check(stranger, p, 8000, "TCP", strings.Contains(ex.Name, "lws") && strings.Contains(ex.Name, "70b"), "another namespace: only Prometheus, where a PodMonitor asks")
+				check(stranger, p, 8000, "TCP", scraped, "another namespace: only Prometheus, where a PodMonitor asks")
 			}
 			if !downloads && !serve {
 				check(p, hub, 443, "TCP", false, "only downloaders reach the hub")
 			}
 			if downloads {
 				check(p, hub, 443, "TCP", true, "the download to the hub")
+			}
+			if p.labels["app.kubernetes.io/component"] == "endpoint-picker" {
+				check(neighbour, p, 9002, "TCP", true, "the gateway to the endpoint picker")
+				check(stranger, p, 9002, "TCP", false, "only the clients' gateway asks the picker")
+				check(p, peer{ip: "10.0.0.1"}, 443, "TCP", true, "the picker to the Kubernetes API")
+				check(stranger, p, 9090, "TCP", scraped, "Prometheus to the picker's metrics, where a PodMonitor asks")
 			}
 			if p.labels["ray.io/node-type"] == "head" {
 				check(peer{ns: "ray-system", labels: map[string]string{"app": "kuberay-operator"}}, p, 8265, "TCP", true, "KubeRay to the dashboard")

@@ -18,7 +18,7 @@ import (
 
 // shape is what a workload is, whatever runs it: the model on the
 // accelerators, the accelerator pods (devices, fabric wiring, how many at
-// most at once), the storage and the steps before the run.
+// most at once, per server), the storage and the steps before the run.
 type shape struct {
 	Model, Accelerator string
 	Pods               []string // resource x devices [fabric], one entry per distinct pod shape
@@ -30,6 +30,12 @@ type shape struct {
 
 func shapeOf(p *Plan) shape {
 	s := shape{Model: p.Model, Accelerator: p.Accelerator, Peak: p.Peak, Storage: p.Storage}
+	// Servers are copies of one, however many run (an autoscaler's
+	// count): a training mode runs the one. (A CPU server has no
+	// accelerator pods.)
+	if p.Serve != nil && p.Peak > 0 {
+		s.Peak = p.Serve.NodesPerServer
+	}
 	if p.Fabric != nil {
 		s.Fabric = p.Fabric.Kind
 	}

@@ -29,6 +29,9 @@ type Serve struct {
 	MaxNumSeqs   int64 `json:"maxNumSeqs"`
 	SequencesFit int64 `json:"sequencesFit"`
 	MaxModelLen  int64 `json:"maxModelLen"`
+	// Gateway says how requests reach the servers through the Inference
+	// Extension, "" without it.
+	Gateway string `json:"gateway,omitempty"`
 	// Autoscaling names the autoscaler and what it watches, "" without one.
 	Autoscaling string `json:"autoscaling,omitempty"`
 	// Metrics names what scrapes the servers' metrics, "" for nothing.
@@ -67,6 +70,12 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 				interval, _ = eps[0].(map[string]any)["interval"].(string)
 			}
 			out.Metrics = fmt.Sprintf("%s/%s: Prometheus scrapes the servers' /metrics every %s", kind, name(o), interval)
+		case "HTTPRoute":
+			gw := ""
+			if refs := tree.List(tree.Map(o.Doc, "spec")["parentRefs"]); len(refs) > 0 {
+				gw, _ = refs[0].(map[string]any)["name"].(string)
+			}
+			out.Gateway = fmt.Sprintf("through Gateway %s: HTTPRoute/%s to InferencePool/%s, whose endpoint picker %s-epp sends each request to the server with the shortest queue, the most free KV cache and the longest cached prefix", gw, name(o), name(o), name(o))
 		case "HorizontalPodAutoscaler", "ScaledObject":
 			out.Autoscaling = fmt.Sprintf("%s/%s, %d to %d servers on the queue (%s per server)", kind, name(o),
 				tree.Int(w.V, "serving", "autoscaling", "minReplicas"), tree.Int(w.V, "serving", "autoscaling", "maxReplicas"), queueTarget(w))
@@ -83,6 +92,10 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 		}
 	}
 	read := fmt.Sprintf("~%d min for %s at %s/s", max(1, int(checkpoint/downloadRate/60+0.5)), bytesText(checkpoint), bytesText(downloadRate))
+	if out.Autoscaling != "" && tree.Int(w.V, "serving", "autoscaling", "minReplicas") == 0 {
+		out.Autoscaling += fmt.Sprintf("; to zero when idle: a server stays %d min after its last generated token (then KEDA's cooldown), and one starts when the wake query is above 0, so the request that wakes it waits a whole start (Start-up)",
+			tree.Int(w.V, "serving", "autoscaling", "keepAliveMinutes"))
+	}
 	var parts []string
 	switch {
 	case s.Pulls:
@@ -127,6 +140,9 @@ func serverLines(s *Serve) [][2]string {
 		{"Endpoint", endpointLine(s)},
 		{"Start-up", s.Startup},
 		{"Sequences", sequencesLine(s)},
+	}
+	if s.Gateway != "" {
+		lines = append(lines, [2]string{"Routing", s.Gateway})
 	}
 	if s.Autoscaling != "" {
 		lines = append(lines, [2]string{"Scaling", s.Autoscaling})

@@ -193,6 +193,31 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Warning, "/serving/replicas",
 			"with serving.autoscaling the autoscaler sets the servers' count between minReplicas and maxReplicas, and replicas is not written; set serving.autoscaling.minReplicas instead"))
 	}
+	if w.autoscales() && integer(w.V, "serving", "autoscaling", "minReplicas") == 0 {
+		switch {
+		case str(w.V, "serving", "autoscaling", "kind") != "keda":
+			out = append(out, at(pos, "LR014", Error, "/serving/autoscaling/minReplicas",
+				"an HPA keeps at least one server (0 needs Kubernetes' HPAScaleToZero feature gate, and a metric that exists when no server does); scale to zero with serving.autoscaling.kind: keda and a wakeQuery"))
+		case str(w.V, "serving", "autoscaling", "wakeQuery") == "" && !(boolean(w.V, "serving", "inferencePool", "enabled") && boolean(w.V, "serving", "inferencePool", "flowControl")):
+			out = append(out, at(pos, "LR014", Error, "/serving/autoscaling/wakeQuery",
+				"with minReplicas 0 the servers' metrics go with the last server, and nothing would start one again: give a PromQL query that is above 0 while requests wait in front of the servers (the gateway's, router's or endpoint picker's metric), or hold them in the endpoint picker (serving.inferencePool.flowControl)"))
+		}
+	}
+	if boolean(w.V, "serving", "inferencePool", "enabled") {
+		if str(w.V, "serving", "inferencePool", "gateway", "name") == "" {
+			out = append(out, at(pos, "LR014", Error, "/serving/inferencePool/gateway/name",
+				"the HTTPRoute to the InferencePool attaches to a Gateway of yours: name it (a gateway that implements the Inference Extension: GKE's, Istio, kgateway, Envoy AI Gateway, NGINX Gateway Fabric, agentgateway)"))
+		}
+		seen := map[string]bool{}
+		for i, o := range list(w.V, "serving", "inferencePool", "objectives") {
+			if name := str(o, "name"); seen[name] {
+				out = append(out, at(pos, "LR014", Error, fmt.Sprintf("/serving/inferencePool/objectives/%d/name", i),
+					fmt.Sprintf("objective %q is named twice; each becomes an InferenceObjective of that name", name)))
+			} else {
+				seen[name] = true
+			}
+		}
+	}
 	if len(list(w.V, "workload", "args")) > 0 {
 		out = append(out, at(pos, "LR014", Warning, "/workload/args",
 			"mode serve passes serving.args to the server, not workload.args; move them to serving.args"))

@@ -109,6 +109,13 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 			}
 			return ""
 		}},
+		{"/serving/autoscaling/wakeQuery", scaleToZeroUnused},
+		{"/serving/inferencePool/gateway", inferencePoolUnused},
+		{"/serving/inferencePool/pickerImage", inferencePoolUnused},
+		{"/serving/inferencePool/flowControl", inferencePoolUnused},
+		{"/serving/inferencePool/objectives", inferencePoolUnused},
+		{"/serving/inferencePool/requestTimeout", inferencePoolUnused},
+		{"/serving/autoscaling/keepAliveMinutes", scaleToZeroUnused},
 		{"/networkPolicy/clients", func(w *Workload) string {
 			if why := networkPolicyUnused(w); why != "" {
 				return why
@@ -119,6 +126,15 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 			return ""
 		}},
 		{"/networkPolicy/hubCIDRs", networkPolicyUnused},
+		{"/networkPolicy/apiServerCIDRs", func(w *Workload) string {
+			if why := networkPolicyUnused(w); why != "" {
+				return why
+			}
+			if w.Mode != "serve" || !boolean(w.V, "serving", "inferencePool", "enabled") {
+				return "only the endpoint picker (serving.inferencePool) reaches the Kubernetes API"
+			}
+			return ""
+		}},
 		{"/networkPolicy/dnsSelector", networkPolicyUnused},
 		{"/serving/metrics/labels", metricsUnused},
 		{"/serving/metrics/interval", metricsUnused},
@@ -221,6 +237,24 @@ func metricsUnused(w *Workload) string {
 func networkPolicyUnused(w *Workload) string {
 	if !boolean(w.V, "networkPolicy", "enabled") {
 		return "it is a setting of the NetworkPolicies, and networkPolicy.enabled is false"
+	}
+	return ""
+}
+
+// scaleToZeroUnused: the wake and keep-alive triggers are KEDA's, for
+// servers that scale to zero.
+func scaleToZeroUnused(w *Workload) string {
+	if w.Mode == "serve" && (str(w.V, "serving", "autoscaling", "kind") != "keda" || integer(w.V, "serving", "autoscaling", "minReplicas") != 0) {
+		return "it wakes or keeps servers that scale to zero (serving.autoscaling.kind: keda with minReplicas: 0)"
+	}
+	return ""
+}
+
+// inferencePoolUnused: the pool's settings shape objects only
+// serving.inferencePool.enabled renders.
+func inferencePoolUnused(w *Workload) string {
+	if w.Mode == "serve" && !boolean(w.V, "serving", "inferencePool", "enabled") {
+		return "it shapes the InferencePool, its endpoint picker and the HTTPRoute, which serving.inferencePool.enabled renders"
 	}
 	return ""
 }

@@ -54,6 +54,14 @@ var CRDSets = map[CRDSet][]CRDSource{
 		{"github.com/kubeflow/trainer/v2", "v2.3.0", "manifests/base/crds/*.yaml", ""},
 		// The servers' PodMonitor (serving.metrics.podMonitor).
 		{"github.com/prometheus-operator/prometheus-operator", "v0.90.1", "example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml", ""},
+		// The servers' ScaledObject (serving.autoscaling.kind keda).
+		{"github.com/kedacore/keda/v2", "v2.18.3", "config/crd/bases/keda.sh_scaledobjects.yaml", ""},
+		// The InferencePool, its objectives and the HTTPRoute to it
+		// (serving.inferencePool): the Inference Extension's release
+		// whose endpoint picker the chart runs, and Gateway API's
+		// standard channel.
+		{"sigs.k8s.io/gateway-api-inference-extension", "v1.5.0", "config/crd/bases/inference.networking*.yaml", ""},
+		{"sigs.k8s.io/gateway-api", "v1.6.3", "config/crd/standard/gateway.networking.k8s.io_*.yaml", ""},
 	},
 	PreviousCRDs: {
 		// RayJob has spec.deletionPolicy, not spec.deletionStrategy (nor
@@ -83,6 +91,13 @@ var CRDSets = map[CRDSet][]CRDSource{
 		// jax, xgboost, flux or volumeClaimPolicies.
 		{"github.com/kubeflow/trainer/v2", "v2.1.0", "manifests/base/crds/*.yaml", ""},
 		{"github.com/prometheus-operator/prometheus-operator", "v0.80.1", "example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml", ""},
+		// The minor release before: no HPA tolerance in advanced (which
+		// the chart does not write).
+		{"github.com/kedacore/keda/v2", "v2.17.2", "config/crd/bases/keda.sh_scaledobjects.yaml", ""},
+		// The first release of the v1 InferencePool: no
+		// InferenceModelRewrite, the x-k8s.io v1alpha2 pool beside it.
+		{"sigs.k8s.io/gateway-api-inference-extension", "v1.0.1", "config/crd/bases/inference.networking*.yaml", ""},
+		{"sigs.k8s.io/gateway-api", "v1.4.1", "config/crd/standard/gateway.networking.k8s.io_*.yaml", ""},
 	},
 }
 

@@ -26,10 +26,14 @@ func TestPinnedCRDsMatchTheMakefile(t *testing.T) {
 		"sigs.k8s.io/lws":                             "LWS",
 		"sigs.k8s.io/kueue":                           "KUEUE",
 		"github.com/kubeflow/trainer/v2":              "TRAINER",
+		// Its endpoint picker runs in TestEndpointPickerServesThePool.
+		"sigs.k8s.io/gateway-api-inference-extension": "EPP",
 	}
 	// CRDs served with no controller: their objects only need to exist
-	// (the Prometheus Operator's PodMonitor).
-	crdOnly := map[string]bool{"github.com/prometheus-operator/prometheus-operator": true}
+	// (the Prometheus Operator's PodMonitor, KEDA's ScaledObject, Gateway
+	// API's HTTPRoute).
+	crdOnly := map[string]bool{"github.com/prometheus-operator/prometheus-operator": true, "github.com/kedacore/keda/v2": true,
+		"sigs.k8s.io/gateway-api": true}
 	want := len(variable) + len(crdOnly)
 	if len(CRDSets[PinnedCRDs]) != want {
 		t.Errorf("%d pinned CRD sources, %d known operators and CRD-only modules", len(CRDSets[PinnedCRDs]), want)

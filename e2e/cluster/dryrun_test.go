@@ -67,11 +67,14 @@ func exampleSets(t *testing.T) []manifestSet {
 		PostRender: overlay.Apply,
 	})
 	// Servers with their autoscaler, Kueue's label and topology (a
-	// LeaderWorkerSet's leader and workers in one pod-set group); KEDA's
-	// ScaledObject is not among the CRDs served here.
+	// LeaderWorkerSet's leader and workers in one pod-set group); and
+	// behind an InferencePool, scaling to zero with KEDA (a
+	// LeaderWorkerSet's leaders are the pool's endpoints).
 	for _, ex := range []string{"serve-gke-h100-llama31-8b-instruct", "serve-gke-h200-llama31-70b-instruct-lws"} {
 		render(ex+" with an HPA and a queue", "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{"../../examples/serving/" + ex + ".yaml"},
 			Set: []string{"serving.autoscaling.kind=hpa,kueue.queueName=q,kueue.requiredTopology=cloud.google.com/gce-topology-block,storage.storageClassName=standard-rwx"}}})
+		render(ex+" behind an InferencePool, to zero", "dryrun", pipeline.Request{Sources: values.Sources{Files: []string{"../../examples/serving/" + ex + ".yaml"},
+			Set: []string{"serving.autoscaling.kind=keda,serving.autoscaling.minReplicas=0,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw,serving.inferencePool.flowControl=true,serving.metrics.podMonitor=true,networkPolicy.enabled=true,storage.storageClassName=standard-rwx,storage.accessMode=ReadWriteMany"}}})
 	}
 	// The helper pods beside a run, a shell and TensorBoard (fsGroup
 	// gives them the claim), and on a share only root may write to.

@@ -31,8 +31,9 @@ func (c *Cluster) unfinished(ctx context.Context, ns string, objs []*unstructure
 			out = append(out, ID(o)+": "+state)
 			continue
 		}
-		if o.GetKind() == "Service" {
-			if state, done := c.served(ctx, live); !done {
+		check := map[string]func(context.Context, *unstructured.Unstructured) (string, bool){"Service": c.served, "InferencePool": c.routed}[o.GetKind()]
+		if check != nil {
+			if state, done := check(ctx, live); !done {
 				out = append(out, ID(o)+": "+state)
 			}
 		}
@@ -61,6 +62,66 @@ func (c *Cluster) served(ctx context.Context, svc *unstructured.Unstructured) (s
 		}
 	}
 	return "no ready endpoint", false
+}
+
+// routed tells whether a gateway could route to an InferencePool, as the
+// Inference Extension's conformance asks of one (its references resolve):
+// its endpoint picker's Service exists, serves the port the pool names and
+// has a ready endpoint, and its selector picks ready pods that listen on
+// each of its target ports. No gateway runs here; this is what one needs.
+func (c *Cluster) routed(ctx context.Context, pool *unstructured.Unstructured) (string, bool) {
+	ns := pool.GetNamespace()
+	ref, _, _ := unstructured.NestedMap(pool.Object, "spec", "endpointPickerRef")
+	if kind, _ := ref["kind"].(string); kind != "" && kind != "Service" {
+		return "endpoint picker of kind " + kind, false
+	}
+	name, _ := ref["name"].(string)
+	port, _, _ := unstructured.NestedInt64(ref, "port", "number")
+	svc, err := c.Client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "endpoint picker: " + err.Error(), false
+	}
+	if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return int64(p.Port) == port }) {
+		return fmt.Sprintf("endpoint picker: Service %s has no port %d", name, port), false
+	}
+	live, err := c.Get(ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": name}}}, ns)
+	if err != nil {
+		return err.Error(), false
+	}
+	if state, ok := c.served(ctx, live); !ok {
+		return "endpoint picker: " + state, false
+	}
+	labels, _, _ := unstructured.NestedStringMap(pool.Object, "spec", "selector", "matchLabels")
+	pods, err := c.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: labels})})
+	if err != nil {
+		return err.Error(), false
+	}
+	targets, _, _ := unstructured.NestedSlice(pool.Object, "spec", "targetPorts")
+	for _, p := range pods.Items {
+		if !podReady(&p) {
+			continue
+		}
+		listens := true
+		for _, t := range targets {
+			n, _, _ := unstructured.NestedInt64(t.(map[string]any), "number")
+			listens = listens && slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool {
+				return slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool { return int64(cp.ContainerPort) == n })
+			})
+		}
+		if listens {
+			return "", true
+		}
+	}
+	return fmt.Sprintf("no ready pod of %v listens on the target ports", labels), false
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // finished tells whether an object has done what it was applied for, and
@@ -147,6 +208,8 @@ var settings = map[string]bool{
 	"PodDisruptionBudget": true, "HorizontalPodAutoscaler": true, "ScaledObject": true, "PodMonitor": true,
 	"LocalQueue": true, "ClusterQueue": true, "ResourceFlavor": true, "Queue": true,
 	"ResourceClaimTemplate": true, "TrainingRuntime": true, "ClusterTrainingRuntime": true,
+	// A gateway's: an InferencePool is also routed (routed).
+	"InferencePool": true, "HTTPRoute": true, "InferenceObjective": true,
 }
 
 // pending lists the namespace's pods that are still Pending, with the

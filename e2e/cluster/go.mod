@@ -5,6 +5,7 @@ go 1.26.1
 require (
 	github.com/argoproj/argo-cd/gitops-engine v0.0.0-20260914071520-c9c369efcc5b
 	github.com/llmrender/llmrender v0.0.0
+	google.golang.org/grpc v1.80.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3
@@ -90,6 +91,7 @@ require (
 	golang.org/x/term v0.39.0 // indirect
 	golang.org/x/text v0.33.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260128011058-8636f8732409 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect

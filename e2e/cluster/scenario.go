@@ -71,6 +71,14 @@ type Scenario struct {
 	// With a queue, or objects that name one, Kueue manages every workload
 	// of the namespace: one without the queue label never runs.
 	Queue string
+	// Finished, when set, runs once every object has finished and before
+	// the namespace goes, with the scenario's namespace; what it returns
+	// is a problem of the run (a real component checked against the live
+	// objects, such as the endpoint picker against an InferencePool).
+	Finished func(ctx context.Context, ns string) error
+	// PeakNodes is the nodes the accelerator pods at the peak share, for
+	// the tests' check; 0 for one pod a node.
+	PeakNodes int
 }
 
 // Report is what a scenario did.
@@ -140,6 +148,12 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 	rep.Unfinished = c.unfinished(context.Background(), ns, sc.Objects)
 	rep.Took = time.Since(start)
 	rep.Pending = c.pending(context.Background(), ns)
+	var checked []string
+	if sc.Finished != nil && len(rep.Unfinished) == 0 {
+		if err := sc.Finished(ctx, ns); err != nil {
+			checked = append(checked, err.Error())
+		}
+	}
 	// Delete everything, as `kubectl delete` or a preemption would: every
 	// container still running gets SIGTERM, and must pass it on.
 	if err := c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}); err != nil {
@@ -148,7 +162,7 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 	if !c.Runtime.Stopped(ns, stopLimit+time.Minute) {
 		rep.Problems = append(rep.Problems, "containers still run a minute after their namespace was deleted")
 	}
-	rep.Problems = append(c.Runtime.Problems(ns), rep.Problems...)
+	rep.Problems = append(append(c.Runtime.Problems(ns), rep.Problems...), checked...)
 	rep.Pods = c.Runtime.PodsOf(ns)
 	rep.Peak = c.Runtime.PeakOf(ns)
 	rep.Events = c.Runtime.Events(ns)
@@ -242,7 +256,11 @@ var ErrUnfinished = errors.New("the workload did not run to completion")
 
 // Check tells whether a report shows a complete run with at most peak
 // accelerator pods on as many nodes; the error lists what went wrong.
-func (r *Report) Check(peak int) error {
+func (r *Report) Check(peak int) error { return r.CheckPeak(peak, peak) }
+
+// CheckPeak is Check for runs whose accelerator pods share nodes (servers
+// of a few devices each): pods at once, on nodes.
+func (r *Report) CheckPeak(pods, nodes int) error {
 	var problems []string
 	problems = append(problems, r.ApplyErrors...)
 	problems = append(problems, r.Unfinished...)
@@ -250,8 +268,8 @@ func (r *Report) Check(peak int) error {
 	for _, p := range r.Pending {
 		problems = append(problems, "pending: "+p)
 	}
-	if r.Peak.Pods != peak || r.Peak.Nodes != peak {
-		problems = append(problems, fmt.Sprintf("peak: %d accelerator pod(s) on %d node(s) at once, want %d", r.Peak.Pods, r.Peak.Nodes, peak))
+	if r.Peak.Pods != pods || r.Peak.Nodes != nodes {
+		problems = append(problems, fmt.Sprintf("peak: %d accelerator pod(s) on %d node(s) at once, want %d on %d", r.Peak.Pods, r.Peak.Nodes, pods, nodes))
 	}
 	if len(problems) == 0 {
 		return nil

@@ -57,7 +57,11 @@ func runScenario(t *testing.T, sc Scenario, peak int, files []string, set ...str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.Check(peak); err != nil {
+	nodes := peak
+	if sc.PeakNodes > 0 {
+		nodes = sc.PeakNodes
+	}
+	if err := rep.CheckPeak(peak, nodes); err != nil {
 		t.Fatal(err)
 	}
 	if os.Getenv("LLMRENDER_SIM_EVENTS") != "" {
@@ -95,31 +99,39 @@ var examples = []struct {
 	name  string
 	nodes []NodeSpec
 	peak  int
+	// peakNodes, when set, is the nodes the peak's pods share (servers of
+	// a few devices each on one machine).
+	peakNodes int
 }{
-	{"", gkeNodes("a100-80gb", 1), 1}, // the chart's defaults: `make render`
-	{"s0-onprem-a100-llama2-70b-inference", only("a100-80gb-onprem", 1), 1},
-	{"s1-gke-h100-llama3-finetune-single", gkeNodes("h100-mega-80gb", 1), 1},
-	{"s1-gke-h100-llama3-finetune-multinode", gkeNodes("h100-mega-80gb", 2), 2},
-	{"s2-eks-trn1-llama2-pretrain-ray", eksNodes("trn1-32xlarge", 2), 2},
-	{"s3-mlx-fashion-mnist-pytorchjob", []NodeSpec{{Shape: "cpu", Count: 2, Zone: "zone-a"}}, 0},
-	{"s4-eks-trn1-llama2-pretrain-mpijob", eksNodes("trn1-32xlarge", 4), 4},
+	{"", gkeNodes("a100-80gb", 1), 1, 0}, // the chart's defaults: `make render`
+	{"s0-onprem-a100-llama2-70b-inference", only("a100-80gb-onprem", 1), 1, 0},
+	{"s1-gke-h100-llama3-finetune-single", gkeNodes("h100-mega-80gb", 1), 1, 0},
+	{"s1-gke-h100-llama3-finetune-multinode", gkeNodes("h100-mega-80gb", 2), 2, 0},
+	{"s2-eks-trn1-llama2-pretrain-ray", eksNodes("trn1-32xlarge", 2), 2, 0},
+	{"s3-mlx-fashion-mnist-pytorchjob", []NodeSpec{{Shape: "cpu", Count: 2, Zone: "zone-a"}}, 0, 0},
+	{"s4-eks-trn1-llama2-pretrain-mpijob", eksNodes("trn1-32xlarge", 4), 4, 0},
 	// Servers never complete: a server example has run when its
 	// Deployment or LeaderWorkerSet has every replica ready and its Service
 	// a ready endpoint.
-	{"serving/serve-gke-h100-llama31-8b-instruct", gkeNodes("h100-80gb", 1), 1},
-	{"serving/serve-gke-h200-llama31-70b-instruct-lws", gkeNodes("h200-141gb", 2), 2},
-	{"serving/serve-cpu-tinyllama", []NodeSpec{{Shape: "cpu", Count: 1, Zone: "zone-a"}}, 0},
+	{"serving/serve-gke-h100-llama31-8b-instruct", gkeNodes("h100-80gb", 1), 1, 0},
+	{"serving/serve-gke-h200-llama31-70b-instruct-lws", gkeNodes("h200-141gb", 2), 2, 0},
+	{"serving/serve-cpu-tinyllama", []NodeSpec{{Shape: "cpu", Count: 1, Zone: "zone-a"}}, 0, 0},
 	// Mixture-of-experts models: Qwen3-235B-A22B across two nodes, gpt-oss
 	// (MXFP4, sliding windows) on one.
-	{"serving/serve-gke-h200-qwen3-235b-a22b-moe-lws", gkeNodes("h200-141gb", 2), 2},
-	{"serving/serve-gke-h100-gpt-oss-120b", gkeNodes("h100-80gb", 1), 1},
+	{"serving/serve-gke-h200-qwen3-235b-a22b-moe-lws", gkeNodes("h200-141gb", 2), 2, 0},
+	{"serving/serve-gke-h100-gpt-oss-120b", gkeNodes("h100-80gb", 1), 1, 0},
+	// Behind the Inference Extension's InferencePool (the pool routed:
+	// its picker and servers ready on their ports), and scaling to zero
+	// with KEDA (no KEDA runs here: the objects are served and applied).
+	{"serving/serve-gke-h100-llama31-8b-inferencepool", gkeNodes("h100-80gb", 1), 2, 1},
+	{"serving/serve-gke-h100-llama31-8b-scale-to-zero", gkeNodes("h100-80gb", 1), 1, 0},
 	// LoRA adapters downloaded with the weights, served beside them.
-	{"serving/serve-gke-h100-llama31-8b-lora", gkeNodes("h100-80gb", 1), 1},
-	{"serving/serve-aks-mi300x-llama31-70b-instruct", aksNodes("nd-mi300x-v5", 1), 1},
-	{"serving/serve-gke-tpu-v6e-llama31-70b-instruct", gkeNodes("tpu-v6e-8", 1), 1},
+	{"serving/serve-gke-h100-llama31-8b-lora", gkeNodes("h100-80gb", 1), 1, 0},
+	{"serving/serve-aks-mi300x-llama31-70b-instruct", aksNodes("nd-mi300x-v5", 1), 1, 0},
+	{"serving/serve-gke-tpu-v6e-llama31-70b-instruct", gkeNodes("tpu-v6e-8", 1), 1, 0},
 	// Air-gapped: weights on an existing claim, or from a hub mirror.
-	{"airgapped/onprem-a100-llama31-70b-serve-offline", only("a100-80gb-onprem", 1), 1},
-	{"airgapped/onprem-a100-llama31-8b-serve-hub-mirror", only("a100-80gb-onprem", 1), 1},
+	{"airgapped/onprem-a100-llama31-70b-serve-offline", only("a100-80gb-onprem", 1), 1, 0},
+	{"airgapped/onprem-a100-llama31-8b-serve-hub-mirror", only("a100-80gb-onprem", 1), 1, 0},
 }
 
 func TestExamples(t *testing.T) {
@@ -133,7 +145,7 @@ func TestExamples(t *testing.T) {
 			t.Run(label+"/"+apply, func(t *testing.T) {
 				t.Parallel()
 				name := fmt.Sprintf("ex%d-%s", i, strings.NewReplacer(":", "", "kubectl", "kctl", "reverse", "rev").Replace(apply))
-				runScenario(t, Scenario{Name: name, Apply: apply, Nodes: ex.nodes}, ex.peak, files)
+				runScenario(t, Scenario{Name: name, Apply: apply, Nodes: ex.nodes, PeakNodes: ex.peakNodes}, ex.peak, files)
 			})
 		}
 	}

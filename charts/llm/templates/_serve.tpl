@@ -164,6 +164,7 @@ default without it). */ -}}
   "servedName" ($s.servedModelName | default $repo)
   "queueMetric" (get $server "queueMetric" | default "")
   "kvCacheMetric" (get $server "kvCacheMetric" | default "")
+  "tokensMetric" (get $server "tokensMetric" | default "")
   "maxModelLen" $maxLen
   "kvBytes" $kvBytes
   "maxNumSeqs" $seqs
@@ -340,6 +341,17 @@ Inputs (dict): root, ctx, waived.
 {{- range .root.llmModes }}{{ if ne .launcher "server" }}{{ $training = append $training .name }}{{ end }}{{ end -}}
 {{- $failures = append $failures (printf "LR014: /workload/type: mode serve runs an inference server; a %s workload needs a training mode (%s)" $v.workload.type (join ", " $training)) -}}
 {{- end -}}
+{{- if and $s.inferencePool.enabled (not $s.inferencePool.gateway.name) (not (has "LR014" .waived)) -}}
+{{- $failures = append $failures "LR014: /serving/inferencePool/gateway/name: the HTTPRoute to the InferencePool attaches to a Gateway of yours: name it (a gateway that implements the Inference Extension: GKE's, Istio, kgateway, Envoy AI Gateway, NGINX Gateway Fabric, agentgateway)" -}}
+{{- end -}}
+{{- $a := $s.autoscaling -}}
+{{- if and (has $a.kind (list "hpa" "keda")) (eq (int $a.minReplicas) 0) (not (has "LR014" .waived)) -}}
+{{- if ne $a.kind "keda" -}}
+{{- $failures = append $failures "LR014: /serving/autoscaling/minReplicas: an HPA keeps at least one server (0 needs Kubernetes' HPAScaleToZero feature gate, and a metric that exists when no server does); scale to zero with serving.autoscaling.kind: keda and a wakeQuery" -}}
+{{- else if not (include "llm.serve.wakeQuery" .root) -}}
+{{- $failures = append $failures "LR014: /serving/autoscaling/wakeQuery: with minReplicas 0 the servers' metrics go with the last server, and nothing would start one again: give a PromQL query that is above 0 while requests wait in front of the servers (the gateway's, router's or endpoint picker's metric), or hold them in the endpoint picker (serving.inferencePool.flowControl)" -}}
+{{- end -}}
+{{- end -}}
 {{- if not (has "LR021" .waived) -}}
 {{- $heads := int (get $m "heads" | default 0) -}}
 {{- $kvHeads := int (get $m "kvHeads" | default $heads) -}}
@@ -426,4 +438,20 @@ dataParallelShape, loraShape). */ -}}
 {{- end -}}
 {{- end -}}
 {{- toJson $failures -}}
+{{- end -}}
+
+{{/*
+llm.serve.wakeQuery: the PromQL query that wakes servers scaled to zero:
+serving.autoscaling.wakeQuery, or the requests the endpoint picker holds for
+the pool when its flow control is on; empty when neither is there.
+Inputs: the root.
+*/}}
+{{- define "llm.serve.wakeQuery" -}}
+{{- $ip := .Values.serving.inferencePool -}}
+{{- if .Values.serving.autoscaling.wakeQuery -}}
+{{- .Values.serving.autoscaling.wakeQuery -}}
+{{- else if and $ip.enabled $ip.flowControl -}}
+{{- $c := include "llm.ctx" . | fromYaml -}}
+{{- printf "sum(inference_extension_flow_control_queue_size{namespace=%q,inference_pool=%q})" .Release.Namespace $c.name -}}
+{{- end -}}
 {{- end -}}
