@@ -91,13 +91,22 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 			out.Endpoint = fmt.Sprintf("http://%s.%s.svc:%v/v1", name(o), namespace, port)
 		}
 	}
-	read := fmt.Sprintf("~%d min for %s at %s/s", max(1, int(checkpoint/downloadRate/60+0.5)), bytesText(checkpoint), bytesText(downloadRate))
+	rate := s.ReadRate() * 1e9 / 60 // bytes a second
+	read := fmt.Sprintf("~%d min for %s at %s/s", max(1, int(checkpoint/rate/60+0.5)), bytesText(checkpoint), bytesText(rate))
 	if out.Autoscaling != "" && tree.Int(w.V, "serving", "autoscaling", "minReplicas") == 0 {
 		out.Autoscaling += fmt.Sprintf("; to zero when idle: a server stays %d min after its last generated token (then KEDA's cooldown), and one starts when the wake query is above 0, so the request that wakes it waits a whole start (Start-up)",
 			tree.Int(w.V, "serving", "autoscaling", "keepAliveMinutes"))
 	}
 	var parts []string
 	switch {
+	case s.Source == "stream":
+		parts = append(parts, fmt.Sprintf("each server streams the weights from %s into GPU memory (Run:ai Model Streamer; %s); the pods' ServiceAccount must read it (%s)", s.URI, read, bucketAccess(s.URI)))
+	case s.Source == "mount":
+		driver := "Mountpoint for Amazon S3 (this release's PersistentVolume)"
+		if strings.HasPrefix(s.URI, "gs://") {
+			driver = "Cloud Storage FUSE"
+		}
+		parts = append(parts, fmt.Sprintf("each server reads the weights from %s, mounted read-only by %s (%s); the pods' ServiceAccount must read it (%s)", s.URI, driver, read, bucketAccess(s.URI)))
 	case s.Pulls:
 		parts = append(parts, "each server downloads the weights from Hugging Face into the claim's cache, then loads them ("+read+", each)")
 	case s.Offline:
@@ -111,6 +120,14 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 	parts = append(parts, fmt.Sprintf("the startup probe waits up to %d min for /health before a restart", s.StartupMinutes))
 	out.Startup = strings.Join(parts, "; ")
 	return out
+}
+
+// bucketAccess says what lets the pods read a bucket.
+func bucketAccess(uri string) string {
+	if strings.HasPrefix(uri, "gs://") {
+		return "Workload Identity: roles/storage.objectViewer on the bucket for the Kubernetes ServiceAccount's principal"
+	}
+	return "IRSA, serviceAccount.awsRoleArn, or an EKS Pod Identity association: s3:GetObject and s3:ListBucket"
 }
 
 func queueTarget(w *rules.Workload) string {

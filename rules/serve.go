@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/llmrender/llmrender/values"
@@ -17,6 +18,7 @@ type Server struct {
 	Engine   string         // serving.engine
 	Platform string         // gpu (NVIDIA), rocm (AMD), tpu, cpu or neuron, from the profile's resource
 	Build    map[string]any // catalog.servers.<engine>.platforms.<platform>; nil when there is none
+	catalog  map[string]any // the values' catalog
 	Image    string
 	// Tensor and pipeline parallel sizes: serving.*, or the devices of a
 	// node (its logical NeuronCores) and the nodes.
@@ -28,7 +30,12 @@ type Server struct {
 	// download step before it).
 	Pulls bool
 	// Offline: the weights are on the claim already (download.offline).
-	Offline    bool
+	Offline bool
+	// Source is where the server reads the weights: claim, hub (Pulls),
+	// stream (from a bucket into GPU memory) or mount (a bucket through its
+	// CSI driver); URI the bucket's folder for the last two
+	// (serving.weights).
+	Source, URI string
 	ServedName string
 	// MaxModelLen is serving.maxModelLen, or the model's context length up
 	// to 8192; MaxNumSeqs the sequences a server runs at once:
@@ -72,7 +79,7 @@ type Server struct {
 
 // Server derives the server of the values (meaningful in mode serve).
 func (w *Workload) Server() Server {
-	s := Server{Engine: str(w.V, "serving", "engine"), Image: str(w.V, "serving", "image"),
+	s := Server{Engine: str(w.V, "serving", "engine"), Image: str(w.V, "serving", "image"), catalog: mapAt(w.V, "catalog"),
 		MaxModelLen: integer(w.V, "serving", "maxModelLen"), MaxNumSeqs: integer(w.V, "serving", "maxNumSeqs")}
 	// The build for the profile's kind of accelerator; catalog.servers
 	// names NVIDIA's "gpu".
@@ -105,7 +112,15 @@ func (w *Workload) Server() Server {
 		s.Replicas = max(1, integer(w.V, "serving", "autoscaling", "maxReplicas"))
 	}
 	s.Offline = boolean(w.V, "download", "offline")
-	s.Pulls = !w.downloads() && !s.Offline
+	s.Source, s.URI = str(w.V, "serving", "weights", "from"), str(w.V, "serving", "weights", "uri")
+	s.Pulls = !w.downloads() && !s.Offline && s.Source == ""
+	switch {
+	case s.Source != "":
+	case s.Pulls:
+		s.Source = "hub"
+	default:
+		s.Source = "claim"
+	}
 	s.ServedName = str(w.V, "serving", "servedModelName")
 	if s.ServedName == "" {
 		s.ServedName = str(w.Model, "hfRepo")
@@ -150,14 +165,10 @@ func (w *Workload) Server() Server {
 	ep := str(w.V, "serving", "expertParallel")
 	s.ExpertParallel = ep == "on" || (ep == "auto" && f.MoE() && (s.TP > 1 || s.DataParallelAttention))
 	// Start-up: the engine's own (compiling, CUDA graphs), plus reading
-	// the weights at ~100 MB/s (6 GB a minute), twice that when the server
-	// first downloads them.
+	// the weights as fast as their source allows.
 	s.StartupMinutes = integer(w.V, "serving", "startupMinutes")
 	if s.StartupMinutes <= 0 {
-		read := (integer(w.Model, "checkpointBytes") + 5999999999) / 6000000000
-		if s.Pulls {
-			read *= 2
-		}
+		read := int64(math.Ceil(float64(integer(w.Model, "checkpointBytes")) / (s.ReadRate() * 1e9)))
 		base := integer(s.Build, "startupMinutes")
 		if _, ok := num(s.Build, "startupMinutes"); !ok {
 			base = 10
@@ -165,6 +176,15 @@ func (w *Workload) Server() Server {
 		s.StartupMinutes = base + read
 	}
 	return s
+}
+
+// ReadRate is how fast the server reads its weights, in GB a minute
+// (catalog.weightSources).
+func (s Server) ReadRate() float64 {
+	if r, ok := num(s.catalog, "weightSources", s.Source, "gbPerMinute"); ok && r > 0 {
+		return r
+	}
+	return 6
 }
 
 // autoscales tells whether an autoscaler owns the servers' count.
@@ -203,6 +223,7 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 				"with minReplicas 0 the servers' metrics go with the last server, and nothing would start one again: give a PromQL query that is above 0 while requests wait in front of the servers (the gateway's, router's or endpoint picker's metric), or hold them in the endpoint picker (serving.inferencePool.flowControl)"))
 		}
 	}
+	out = append(out, weightsShape(w, pos)...)
 	if boolean(w.V, "serving", "inferencePool", "enabled") {
 		if str(w.V, "serving", "inferencePool", "gateway", "name") == "" {
 			out = append(out, at(pos, "LR014", Error, "/serving/inferencePool/gateway/name",
@@ -392,4 +413,27 @@ func devicesThatDivide(w *Workload, heads, kv int64) []string {
 		}
 	}
 	return out
+}
+
+// weightsShape is LR021 for weights in a bucket (serving.weights): a
+// folder to read, a build that streams, a driver the cluster has.
+func weightsShape(w *Workload, pos *values.Positions) []Finding {
+	from, uri := str(w.V, "serving", "weights", "from"), str(w.V, "serving", "weights", "uri")
+	if from == "" {
+		return nil
+	}
+	if uri == "" {
+		return []Finding{at(pos, "LR021", Error, "/serving/weights/uri", fmt.Sprintf(
+			"serving.weights.from %s reads the checkpoint's folder in a bucket: give it as s3://BUCKET/PREFIX or gs://BUCKET/PREFIX", from))}
+	}
+	s := w.Server()
+	switch {
+	case from == "stream" && s.Platform != "gpu" && s.Platform != "rocm":
+		return []Finding{at(pos, "LR021", Error, "/serving/weights/from", fmt.Sprintf(
+			"the Run:ai Model Streamer loads into GPU memory through vLLM's or SGLang's CUDA and ROCm builds; %s on %s loads from files: use serving.weights.from mount, or a claim", s.Engine, s.Platform))}
+	case from == "mount" && strings.HasPrefix(uri, "gs://") && w.platform() != "" && w.platform() != "GKE":
+		return []Finding{at(pos, "LR021", Error, "/serving/weights/uri", fmt.Sprintf(
+			"a gs:// bucket is mounted by Cloud Storage FUSE, GKE's CSI driver, and %s runs on %s: stream it (serving.weights.from stream), or keep the weights in an s3:// bucket or a claim", w.Profile, w.platform()))}
+	}
+	return nil
 }

@@ -31,6 +31,7 @@ const claimStepGi = 50
 // ClaimNeed is what the workload's claim holds, and why.
 type ClaimNeed struct {
 	WeightsBytes    float64 // the checkpoint as downloaded, counted twice: room for a converted or final copy
+	InBucket        string  // the weights' bucket, when the servers read them there (serving.weights)
 	Checkpoints     int64   // training checkpoints kept on the claim
 	CheckpointBytes float64 // one of them
 	Gi              int64   // the sum, rounded up to claimStepGi
@@ -44,6 +45,9 @@ type ClaimNeed struct {
 func (w *Workload) ClaimNeed() ClaimNeed {
 	weights, _ := num(w.Model, "checkpointBytes")
 	c := ClaimNeed{WeightsBytes: 2 * weights}
+	if w.Mode == "serve" && str(w.V, "serving", "weights", "from") != "" {
+		c.WeightsBytes, c.InBucket = 0, str(w.V, "serving", "weights", "uri")
+	}
 	c.Checkpoints, c.NoneBecause = w.checkpointsKept()
 	if c.Checkpoints > 0 {
 		params := int64(0)
@@ -58,7 +62,7 @@ func (w *Workload) ClaimNeed() ClaimNeed {
 	}
 	total := int64(c.WeightsBytes) + c.Checkpoints*int64(c.CheckpointBytes)
 	step := int64(claimStepGi) << 30
-	c.Gi = claimStepGi * ((total + step - 1) / step)
+	c.Gi = claimStepGi * max(1, (total+step-1)/step)
 	return c
 }
 
@@ -88,6 +92,9 @@ func (w *Workload) checkpointsKept() (int64, string) {
 // String says how the size was reached, for plan.
 func (c ClaimNeed) String() string {
 	s := fmt.Sprintf("the weights twice (2 x %s)", human(c.WeightsBytes/2))
+	if c.InBucket != "" {
+		s = fmt.Sprintf("the least a claim is (%dGi): the weights stay in %s", claimStepGi, c.InBucket)
+	}
 	if c.Checkpoints > 0 {
 		s += fmt.Sprintf(" and %d training checkpoint(s) of %s (weights and AdamW state; set output.uri to upload them instead, or storage.checkpointsKept)",
 			c.Checkpoints, human(c.CheckpointBytes))

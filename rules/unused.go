@@ -109,6 +109,28 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 			}
 			return ""
 		}},
+		{"/serving/weights/uri", func(w *Workload) string {
+			if w.Mode == "serve" && str(w.V, "serving", "weights", "from") == "" {
+				return "servers read a bucket's folder only with serving.weights.from stream or mount; without, they read the claim"
+			}
+			return ""
+		}},
+		{"/storage/rootOwned", func(w *Workload) string {
+			// Helpers that write to the claim: the shell, and a download
+			// in a Job of its own (on a claim one node mounts, steps run in
+			// the run's pods, as root).
+			single := w.nodeLocal() || w.AccessMode() == "ReadWriteOnce" || w.AccessMode() == "ReadWriteOncePod"
+			if boolean(w.V, "shell", "enabled") || (w.downloads() && !single) {
+				return ""
+			}
+			return "it decides who the helpers that write to the claim run as (a download Job, the shell), and this workload has none"
+		}},
+		{"/serviceAccount/awsRoleArn", func(w *Workload) string {
+			if !boolean(w.V, "serviceAccount", "create") {
+				return "it annotates the ServiceAccount the release creates (serviceAccount.create); annotate an existing one yourself"
+			}
+			return ""
+		}},
 		{"/serving/autoscaling/wakeQuery", scaleToZeroUnused},
 		{"/serving/inferencePool/gateway", inferencePoolUnused},
 		{"/serving/inferencePool/pickerImage", inferencePoolUnused},

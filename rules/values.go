@@ -261,6 +261,9 @@ func (w *Workload) downloads() bool {
 	if !boolean(w.V, "download", "enabled") || boolean(w.V, "download", "offline") {
 		return false
 	}
+	if w.Mode == "serve" && str(w.V, "serving", "weights", "from") != "" {
+		return false // the servers read a bucket
+	}
 	return str(w.V, "download", "source") != "huggingface" || str(w.Model, "hfRepo") != ""
 }
 

@@ -85,6 +85,12 @@ func exampleSets(t *testing.T) []manifestSet {
 				Set: []string{"shell.enabled=true,tensorboard.enabled=true" + set}}})
 		}
 	}
+	// Weights in an S3 bucket mounted by Mountpoint: the release's own
+	// PersistentVolume (cluster-scoped) and claim, in another namespace too.
+	for _, ns := range []string{"dryrun", "ml-team"} {
+		render("serve-eks-p5-llama31-70b-instruct-s3-stream mounted in "+ns, ns, pipeline.Request{Sources: values.Sources{Files: []string{"../../examples/serving/serve-eks-p5-llama31-70b-instruct-s3-stream.yaml"},
+			Set: []string{"serving.weights.from=mount"}}})
+	}
 	// Models described only by their own config.json, as a server and as
 	// a LoRA fine-tune on two nodes: dense GQA whose head_dim is not
 	// hidden / heads, MoE, MLA with FP8 weights, MXFP4 with sliding

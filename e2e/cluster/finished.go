@@ -150,7 +150,7 @@ func finishedBy(table modes.Table, o *unstructured.Unstructured) (string, bool) 
 			return "phase " + phase, phase == "Running"
 		}
 		return "phase " + phase, phase == "Succeeded"
-	case "PersistentVolumeClaim":
+	case "PersistentVolumeClaim", "PersistentVolume":
 		phase, _, _ := unstructured.NestedString(o.Object, "status", "phase")
 		return "phase " + phase, phase == "Bound"
 	}

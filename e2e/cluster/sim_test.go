@@ -125,6 +125,10 @@ var examples = []struct {
 	// with KEDA (no KEDA runs here: the objects are served and applied).
 	{"serving/serve-gke-h100-llama31-8b-inferencepool", gkeNodes("h100-80gb", 1), 2, 1},
 	{"serving/serve-gke-h100-llama31-8b-scale-to-zero", gkeNodes("h100-80gb", 1), 1, 0},
+	// Weights from a bucket: streamed from S3 into GPU memory (no
+	// download step), and read through Cloud Storage FUSE's volume.
+	{"serving/serve-eks-p5-llama31-70b-instruct-s3-stream", eksNodes("p5-48xlarge", 1), 1, 0},
+	{"serving/serve-gke-h100-llama31-8b-gcsfuse", gkeNodes("h100-80gb", 1), 1, 0},
 	// LoRA adapters downloaded with the weights, served beside them.
 	{"serving/serve-gke-h100-llama31-8b-lora", gkeNodes("h100-80gb", 1), 1, 0},
 	{"serving/serve-aks-mi300x-llama31-70b-instruct", aksNodes("nd-mi300x-v5", 1), 1, 0},
@@ -600,4 +604,12 @@ func TestServerBehindAGuardWithoutTrapMissesTERM(t *testing.T) {
 	})
 	rep := run(t, Scenario{Name: "neg-guard", Objects: objs, Apply: "forward", Nodes: gkeNodes("h100-80gb", 1), Timeout: 30 * time.Second})
 	wantStuck(t, rep, 1, "SIGTERM did not reach vllm")
+}
+
+// Weights in an S3 bucket mounted by Mountpoint for S3: the release's
+// static PersistentVolume binds to its claim alone, and the server mounts
+// it read-only beside its own claim.
+func TestWeightsFromAMountedS3Bucket(t *testing.T) {
+	runScenario(t, Scenario{Name: "s3mount", Apply: "kubectl", Nodes: eksNodes("p5-48xlarge", 1)}, 1,
+		[]string{example("serving/serve-eks-p5-llama31-70b-instruct-s3-stream")}, "serving.weights.from=mount")
 }

@@ -3,8 +3,8 @@ llm.container.main: the container that runs the model, with the profile's
 devices. Inputs (dict): root, ctx, name, command (YAML list, run through
 the fabric's wrapper; none keeps the image's entrypoint) or script (a bash
 script that does its own wrapping), image (optional, instead of
-ctx.image), extraEnv (YAML list, optional), extra (more container
-fields as YAML, optional).
+ctx.image), extraEnv (YAML list, optional), mounts (more volume mounts,
+a YAML list, optional), extra (more container fields as YAML, optional).
 */}}
 {{- define "llm.container.main" -}}
 {{- $v := .root.Values -}}
@@ -38,6 +38,9 @@ fields as YAML, optional).
     {{- toYaml . | nindent 4 }}
     {{- end }}
     {{- with $v.workload.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+    {{- with get . "mounts" | fromYamlArray }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
   {{- with get . "extra" }}

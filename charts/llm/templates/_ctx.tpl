@@ -107,8 +107,10 @@ with LoRA). rules.ClaimNeed computes the same. */ -}}
 {{- if eq (toString $kept) "" }}{{ $kept = ternary 2 0 (and (ne $v.workload.type "inference") (not $v.output.uri)) }}{{ end -}}
 {{- $checkpoint := mul (int64 (get $m "params" | default 0)) 14 -}}
 {{- if $v.workload.lora }}{{ $checkpoint = div $checkpoint 100 }}{{ end -}}
-{{- $claimBytes := add (mul (int64 $m.checkpointBytes) 2) (mul (int64 $kept) $checkpoint) -}}
-{{- $sizeGi := mul 50 (div (add $claimBytes (sub $fifty 1)) $fifty) -}}
+{{- $weightsBytes := mul (int64 $m.checkpointBytes) 2 -}}
+{{- if and (eq $mode "serve") $v.serving.weights.from }}{{ $weightsBytes = 0 }}{{ end -}}
+{{- $claimBytes := add $weightsBytes (mul (int64 $kept) $checkpoint) -}}
+{{- $sizeGi := mul 50 (max 1 (div (add $claimBytes (sub $fifty 1)) $fifty)) -}}
 {{- /* The program the run starts: the script, or the mode's default. */ -}}
 {{- $program := $v.workload.script | default (get (dict "mpijob" $v.mpi.program "rayjob" "train.py") $mode) -}}
 {{- /* How a launcher that is not torchrun (mpirun, Ray's entrypoint) starts
@@ -116,7 +118,10 @@ it: a Python file by the interpreter, anything else as an executable. */ -}}
 {{- $programCommand := ternary (list "python3" $program) (list $program) (hasSuffix ".py" $program) -}}
 {{- /* The inputs of the steps before the run, in order. */ -}}
 {{- $inputs := list -}}
-{{- $download := and $v.download.enabled (not $v.download.offline) (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
+{{- /* Servers that stream or mount the weights from a bucket need no
+download (serving.weights.from). */ -}}
+{{- $fromBucket := and (eq $mode "serve") (ne $v.serving.weights.from "") -}}
+{{- $download := and $v.download.enabled (not $v.download.offline) (not $fromBucket) (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
 {{- if $download -}}
 {{- $in := dict "step" "download" "source" $v.download.source "format" $v.model.format "dir" $modelDir -}}
 {{- if eq $v.download.source "meta" -}}

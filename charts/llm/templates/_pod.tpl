@@ -29,6 +29,8 @@ Inputs (dict):
   restartPolicy   optional
   subdomain       optional (Indexed Job DNS)
   initContainers  optional, a YAML list
+  volumes         optional, more volumes, a YAML list
+  annotations     optional, more pod annotations (a dict)
   containers      a YAML list
 */}}
 {{- define "llm.pod.template" -}}
@@ -39,11 +41,13 @@ metadata:
     {{- with include "llm.pod.labels" . | fromYaml }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- $annotations := deepCopy (get . "annotations" | default dict) }}
   {{- if get . "accelerator" }}
-  {{- with merge (include "llm.kueue.topology" .root | fromYaml) .ctx.fabric.annotations }}
+  {{- $annotations = merge $annotations (include "llm.kueue.topology" .root | fromYaml) .ctx.fabric.annotations }}
+  {{- end }}
+  {{- with $annotations }}
   annotations:
     {{- toYaml . | nindent 4 }}
-  {{- end }}
   {{- end }}
 spec:
   {{- include "llm.pod.spec" . | nindent 2 }}
@@ -143,6 +147,9 @@ volumes:
   {{- if get . "helper" }}
   - name: tmp
     emptyDir: {}
+  {{- end }}
+  {{- with get . "volumes" | default "" | fromYamlArray }}
+  {{- toYaml . | nindent 2 }}
   {{- end }}
 {{- with get $fabric "claims" }}
 resourceClaims:

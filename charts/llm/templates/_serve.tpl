@@ -80,9 +80,21 @@ all of them. */ -}}
 {{- $lws := gt (int $c.nodes) 1 -}}
 {{- /* The server downloads the weights itself unless a step does, or
 they are on the claim already (download.offline). */ -}}
-{{- $pulls := not $v.download.offline -}}
+{{- $w := $s.weights -}}
+{{- $pulls := and (not $v.download.offline) (not $w.from) -}}
 {{- range $c.steps }}{{ if eq .name "download" }}{{ $pulls = false }}{{ end }}{{ end -}}
 {{- $repo := get $m "hfRepo" | default $v.model.name -}}
+{{- /* A bucket's weights: streamed from their URI, or read from where its
+CSI driver mounts it (gs:// by Cloud Storage FUSE, s3:// by Mountpoint). */ -}}
+{{- $bucket := dict -}}
+{{- if $w.from -}}
+{{- $parts := splitn "/" 2 (trimPrefix "gs://" (trimPrefix "s3://" $w.uri)) -}}
+{{- $bucket = dict "from" $w.from "uri" $w.uri "scheme" (ternary "gs" "s3" (hasPrefix "gs://" $w.uri)) "name" $parts._0 "prefix" (trimSuffix "/" (index $parts "_1")) "mountPath" "/weights" -}}
+{{- end -}}
+{{- $source := ternary "hub" "claim" $pulls -}}
+{{- with $w.from }}{{ $source = . }}{{ end -}}
+{{- $model := ternary $repo $c.modelDir $pulls -}}
+{{- if eq $w.from "stream" }}{{ $model = $w.uri }}{{ else if eq $w.from "mount" }}{{ $model = $bucket.mountPath }}{{ end -}}
 {{- /* The KV cache (model.Facts.KVBytes computes the same): keys and
 values (2) of every layer for every KV head a GPU holds (vLLM copies a KV
 head to each of the tensor-parallel GPUs when there are fewer heads than
@@ -104,18 +116,20 @@ its window. */ -}}
 them (expert parallelism) instead of slicing every expert. */ -}}
 {{- $ep := or (eq $s.expertParallel "on") (and (eq $s.expertParallel "auto") $moe (or (gt $tp 1) $dpa)) -}}
 {{- /* Start-up: the engine's own (compiling, CUDA graphs) plus reading
-the weights at ~100 MB/s (6 GB a minute), twice that when the server first
-downloads them. */ -}}
-{{- $read := div (add (int64 $m.checkpointBytes) 5999999999) 6000000000 -}}
-{{- if $pulls }}{{ $read = mul $read 2 }}{{ end -}}
+the weights as fast as their source allows (catalog.weightSources). */ -}}
+{{- $rate := get (get $v.catalog.weightSources $source | default dict) "gbPerMinute" | default 6 | float64 -}}
+{{- $read := int64 (ceil (divf (float64 (int64 $m.checkpointBytes)) (mulf $rate 1000000000.0))) -}}
 {{- $startup := int $s.startupMinutes | default (add (int (get $build "startupMinutes" | default 10)) $read) | int -}}
 {{- /* LoRA adapters: from the claim where the download step put them, or
 from the hub. vLLM takes a rank from its own list of sizes. */ -}}
 {{- $adapters := list -}}
 {{- $rank := int $s.lora.maxRank -}}
 {{- $given := gt $rank 0 -}}
+{{- /* With no download step for the weights, servers take the adapters
+from the hub too, unless nothing may call out (download.offline). */ -}}
+{{- $adaptersFromHub := or $pulls (ne $w.from "") -}}
 {{- range $s.lora.adapters -}}
-{{- $adapters = append $adapters (dict "name" .name "path" (ternary .hfRepo (printf "%s/adapters/%s" $v.storage.mountPath .name) $pulls)) -}}
+{{- $adapters = append $adapters (dict "name" .name "path" (ternary .hfRepo (printf "%s/adapters/%s" $v.storage.mountPath .name) $adaptersFromHub)) -}}
 {{- if not $given }}{{ $rank = max $rank (int (get . "rank" | default 0)) }}{{ end -}}
 {{- end -}}
 {{- if and (eq $s.engine "vllm") (gt $rank 0) (le $rank 512) -}}
@@ -147,6 +161,9 @@ default without it). */ -}}
 {{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (printf "%d" (max 1 (div (add $kvBytes 1073741823) 1073741824)))) -}}
 {{- end -}}
 {{- $env = concat $env (get $build "env" | default list) -}}
+{{- /* Programs of the user's (workload.command) find the weights where the
+server reads them. */ -}}
+{{- if $w.from }}{{ $env = append $env (dict "name" "MODEL_DIR" "value" $model) }}{{ end -}}
 {{- toJson (dict
   "engine" $s.engine
   "platform" $platform
@@ -159,8 +176,10 @@ default without it). */ -}}
   "group" (ternary "leaderworkerset.x-k8s.io" "apps" $lws)
   "apiVersion" (ternary "leaderworkerset.x-k8s.io/v1" "apps/v1" $lws)
   "service" (printf "%s-api" $c.name)
-  "model" (ternary $repo $c.modelDir $pulls)
+  "model" $model
   "pulls" $pulls
+  "source" $source
+  "bucket" $bucket
   "servedName" ($s.servedModelName | default $repo)
   "queueMetric" (get $server "queueMetric" | default "")
   "kvCacheMetric" (get $server "kvCacheMetric" | default "")
@@ -217,6 +236,7 @@ attention as many ranks (attention on one device each), and it shares
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8_e4m3" }}{{ end -}}
 {{- if $p.expertParallel }}{{ $args = append $args (printf "--ep-size=%d" (mul $p.tp $p.dp)) }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
+{{- if eq $p.source "stream" }}{{ $args = append $args "--load-format=runai_streamer" }}{{ end -}}
 {{- if $p.lws -}}
 {{- $args = concat $args (list "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)") -}}
 {{- end -}}
@@ -242,6 +262,12 @@ from the two lengths above. */ -}}
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8" }}{{ end -}}
 {{- if $p.expertParallel }}{{ $args = append $args "--enable-expert-parallel" }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
+{{- if eq $p.source "stream" -}}
+{{- $args = append $args "--load-format=runai_streamer" -}}
+{{- /* Ranks read their own part of the files and share it over NCCL,
+instead of every rank reading everything. */ -}}
+{{- if gt (mul $p.tp $p.pp $p.dp) 1 }}{{ $args = append $args "--model-loader-extra-config={\"distributed\":true}" }}{{ end -}}
+{{- end -}}
 {{- if $p.dataParallelAttention -}}
 {{- /* Each device is an engine of its own (--max-num-seqs each); the
 leader's API server reaches the engines of every node at its address. */ -}}
@@ -300,15 +326,66 @@ Inputs (dict): root, ctx, serve (llm.serve), role.
 the program in every mode. */ -}}
 {{- $command := include "llm.serve.command" (dict "root" $root "serve" $p "role" .role) -}}
 {{- with $root.Values.workload.command }}{{ $command = toYaml . }}{{ end -}}
+{{- $weights := include "llm.serve.weights" (dict "root" $root "ctx" .ctx "serve" $p) | fromYaml -}}
 {{- $container := include "llm.container.main" (dict "root" $root "ctx" .ctx "name" "server" "image" $p.image
   "command" $command
   "extraEnv" (toYaml $p.env)
+  "mounts" (toYaml (get $weights "mounts" | default list))
   "extra" (ternary (include "llm.serve.probes" (dict "root" $root "serve" $p)) "" $http)) -}}
 {{- $pod := dict "root" $root "ctx" .ctx "component" "run" "accelerator" true
   "initContainers" (include "llm.container.before" (dict "root" $root "ctx" .ctx))
+  "volumes" (toYaml (get $weights "volumes" | default list))
+  "annotations" (get $weights "annotations" | default dict)
   "containers" $container -}}
 {{- with .role }}{{ $_ := set $pod "role" . }}{{ end -}}
 {{- include "llm.pod.template" $pod -}}
+{{- end -}}
+
+{{/*
+llm.serve.weights: what a server pod needs to read a mounted bucket
+(serving.weights.from mount), as YAML {volumes, mounts, annotations}:
+Cloud Storage FUSE's inline volume for gs:// (its sidecar, which GKE's
+webhook adds to pods annotated gke-gcsfuse/volumes, with no limits of its
+own, as Google's vLLM samples run it; a file cache on the node's ephemeral
+storage; only the prefix's folder, its listings cached for the life of the
+mount), or the claim of Mountpoint for S3's volume for s3://
+(serve-weights.yaml). Empty otherwise.
+Inputs (dict): root, ctx, serve (llm.serve).
+*/}}
+{{- define "llm.serve.weights" -}}
+{{- $b := .serve.bucket -}}
+{{- if eq (get $b "from") "mount" -}}
+mounts:
+  - name: weights
+    mountPath: {{ $b.mountPath }}
+    readOnly: true
+volumes:
+  {{- if eq $b.scheme "gs" }}
+  - name: weights
+    csi:
+      driver: gcsfuse.csi.storage.gke.io
+      readOnly: true
+      volumeAttributes:
+        bucketName: {{ $b.name | quote }}
+        {{- $options := list "implicit-dirs" "metadata-cache:ttl-secs:-1" "metadata-cache:stat-cache-max-size-mb:-1" "metadata-cache:type-cache-max-size-mb:-1" "file-cache:max-size-mb:-1" "file-cache:cache-file-for-range-read:true" "file-cache:enable-parallel-downloads:true" }}
+        {{- with $b.prefix }}{{ $options = append $options (printf "only-dir=%s" .) }}{{ end }}
+        mountOptions: {{ join "," $options | quote }}
+  - name: gke-gcsfuse-cache
+    emptyDir: {}
+  {{- else }}
+  - name: weights
+    persistentVolumeClaim:
+      claimName: {{ printf "%s-weights" .ctx.name }}
+      readOnly: true
+  {{- end }}
+{{- if eq $b.scheme "gs" }}
+annotations:
+  gke-gcsfuse/volumes: "true"
+  gke-gcsfuse/cpu-limit: "0"
+  gke-gcsfuse/memory-limit: "0"
+  gke-gcsfuse/ephemeral-storage-limit: "0"
+{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -394,6 +471,15 @@ doing: point there, and say which device counts would do. */ -}}
 {{- end -}}
 {{- if and $c.acc.resource (ne (mul $tp $pp (int $p.dp)) $procs) -}}
 {{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $c.nodes) (int $c.procsPerNode) $procs) -}}
+{{- end -}}
+{{- /* Weights in a bucket (rules/serve.go: weightsShape). */ -}}
+{{- $w := $s.weights -}}
+{{- if and $w.from (not $w.uri) -}}
+{{- $failures = append $failures (printf "LR021: /serving/weights/uri: serving.weights.from %s reads the checkpoint's folder in a bucket: give it as s3://BUCKET/PREFIX or gs://BUCKET/PREFIX" $w.from) -}}
+{{- else if and (eq $w.from "stream") (not (has $p.platform (list "gpu" "rocm"))) -}}
+{{- $failures = append $failures (printf "LR021: /serving/weights/from: the Run:ai Model Streamer loads into GPU memory through vLLM's or SGLang's CUDA and ROCm builds; %s on %s loads from files: use serving.weights.from mount, or a claim" $s.engine $p.platform) -}}
+{{- else if and (eq $w.from "mount") (hasPrefix "gs://" $w.uri) (get $c.acc "platform") (ne (get $c.acc "platform") "GKE") -}}
+{{- $failures = append $failures (printf "LR021: /serving/weights/uri: a gs:// bucket is mounted by Cloud Storage FUSE, GKE's CSI driver, and %s runs on %s: stream it (serving.weights.from stream), or keep the weights in an s3:// bucket or a claim" $v.accelerator.profile (get $c.acc "platform")) -}}
 {{- end -}}
 {{- /* Data-parallel attention, experts and LoRA adapters (rules/serve.go:
 dataParallelShape, loraShape). */ -}}
