@@ -155,6 +155,24 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+// With networkPolicy.enabled every example still runs to completion: the
+// policies apply beside the workload and hold nothing up (no CNI enforces
+// them here; pipeline's TestNetworkPoliciesAllowWhatTheWorkloadNeeds
+// checks what they allow).
+func TestExamplesWithNetworkPolicies(t *testing.T) {
+	for i, ex := range examples {
+		var files []string
+		label := "default"
+		if ex.name != "" {
+			files, label = []string{example(ex.name)}, ex.name
+		}
+		t.Run(label, func(t *testing.T) {
+			t.Parallel()
+			runScenario(t, Scenario{Name: fmt.Sprintf("np%d", i), Apply: "kubectl", Nodes: ex.nodes, PeakNodes: ex.peakNodes}, ex.peak, files, "networkPolicy.enabled=true")
+		})
+	}
+}
+
 // Clusters whose only nodes are the accelerator nodes the values ask for:
 // the download, preprocessing, launcher and shell pods must land there too.
 // (S2 is not among them: its Ray head asks for 30 GiB, which a trn1 node
