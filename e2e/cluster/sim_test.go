@@ -140,11 +140,7 @@ var examples = []struct {
 
 func TestExamples(t *testing.T) {
 	for i, ex := range examples {
-		var files []string
-		label := "default"
-		if ex.name != "" {
-			files, label = []string{example(ex.name)}, ex.name
-		}
+		files, label := exampleInput(ex.name)
 		for _, apply := range []string{"kubectl", "reverse", "shuffle:1", "argocd"} {
 			t.Run(label+"/"+apply, func(t *testing.T) {
 				t.Parallel()
@@ -155,17 +151,22 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+// exampleInput is an example's values files and test label ("" names the
+// chart's defaults).
+func exampleInput(name string) ([]string, string) {
+	if name == "" {
+		return nil, "default"
+	}
+	return []string{example(name)}, name
+}
+
 // With networkPolicy.enabled every example still runs to completion: the
 // policies apply beside the workload and hold nothing up (no CNI enforces
 // them here; pipeline's TestNetworkPoliciesAllowWhatTheWorkloadNeeds
 // checks what they allow).
 func TestExamplesWithNetworkPolicies(t *testing.T) {
 	for i, ex := range examples {
-		var files []string
-		label := "default"
-		if ex.name != "" {
-			files, label = []string{example(ex.name)}, ex.name
-		}
+		files, label := exampleInput(ex.name)
 		t.Run(label, func(t *testing.T) {
 			t.Parallel()
 			runScenario(t, Scenario{Name: fmt.Sprintf("np%d", i), Apply: "kubectl", Nodes: ex.nodes, PeakNodes: ex.peakNodes}, ex.peak, files, "networkPolicy.enabled=true")
