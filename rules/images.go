@@ -2,6 +2,8 @@ package rules
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/llmrender/llmrender/values"
@@ -13,21 +15,87 @@ import (
 // (pytorch-training-neuronx, transformers-pytorch-gpu, cuda12.4); a name
 // that says nothing is taken at its word.
 func imageAccelerator(w *Workload, pos *values.Positions) []Finding {
+	have := acceleratorKind(str(w.Acc, "resource"))
+	out := collectiveSettings(w, pos, have)
 	if w.Mode == "serve" {
-		return nil // the server's image comes from the engine's build per accelerator (LR021)
+		return append(out, serverImage(w, pos, have)...)
 	}
 	image := str(w.V, "workload", "image")
 	if image == "" {
-		return nil // the profile's own image
+		return out // the profile's own image
 	}
 	built := imageBuiltFor(image)
-	have := acceleratorKind(str(w.Acc, "resource"))
+	if built == "" || built == have {
+		return out
+	}
+	return append(out, at(pos, "LR023", Warning, "/workload/image", fmt.Sprintf(
+		"%s is built for %s, and %s has %s: the program will not find its devices, or runs on the CPU; use an image built for %s, or leave workload.image empty for the profile's",
+		image, kindNames[built], w.Profile, kindNames[have], kindNames[have])))
+}
+
+// serverImage: serving.image names the build of the engine for another
+// kind of accelerator (catalog.servers), or says it is built for one.
+func serverImage(w *Workload, pos *values.Positions, have string) []Finding {
+	image := str(w.V, "serving", "image")
+	if image == "" {
+		return nil // the engine's build for the profile (LR021)
+	}
+	built := imageBuiltFor(image)
+	engine := str(w.V, "serving", "engine")
+	// The builds whose repository it is, in name order; the profile's
+	// own among them means it is the right one.
+	builds := mapAt(w.V, "catalog", "servers", engine, "platforms")
+	matched := ""
+	for _, platform := range slices.Sorted(maps.Keys(builds)) {
+		if repository(str(mapAt(builds, platform), "image")) != repository(image) {
+			continue
+		}
+		kind := platform
+		if kind == "gpu" {
+			kind = "cuda"
+		}
+		if kind == have {
+			return nil
+		}
+		if matched == "" {
+			matched = kind
+		}
+	}
+	if matched != "" {
+		built = matched
+	}
 	if built == "" || built == have {
 		return nil
 	}
-	return []Finding{at(pos, "LR023", Warning, "/workload/image", fmt.Sprintf(
-		"%s is built for %s, and %s has %s: the program will not find its devices, or runs on the CPU; use an image built for %s, or leave workload.image empty for the profile's",
-		image, kindNames[built], w.Profile, kindNames[have], kindNames[have]))}
+	return []Finding{at(pos, "LR023", Warning, "/serving/image", fmt.Sprintf(
+		"%s is %s's build for %s, and %s has %s: the server will not find its devices; leave serving.image empty for the engine's build for %s",
+		image, engine, kindNames[built], w.Profile, kindNames[have], kindNames[have]))}
+}
+
+// repository is an image reference without its tag or digest.
+func repository(image string) string {
+	image, _, _ = strings.Cut(image, "@")
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}
+
+// collectiveSettings: NCCL's variables in workload.env where nothing reads
+// them: Cloud TPUs (XLA's collectives), Trainium (Neuron's), CPUs. (AMD's
+// RCCL reads NCCL_* as NCCL does.)
+func collectiveSettings(w *Workload, pos *values.Positions, have string) []Finding {
+	if have != "tpu" && have != "neuron" && have != "cpu" {
+		return nil
+	}
+	var out []Finding
+	for i, e := range list(w.V, "workload", "env") {
+		if name := str(e, "name"); strings.HasPrefix(name, "NCCL_") {
+			out = append(out, at(pos, "LR023", Warning, fmt.Sprintf("/workload/env/%d/name", i), fmt.Sprintf(
+				"%s is NCCL's, and %s has %s, whose collectives are not NCCL's: nothing reads it", name, w.Profile, kindNames[have])))
+		}
+	}
+	return out
 }
 
 var kindNames = map[string]string{"cpu": "no accelerator", "cuda": "NVIDIA GPUs (CUDA)", "neuron": "Trainium (Neuron)", "rocm": "AMD GPUs (ROCm)", "tpu": "Cloud TPUs"}
