@@ -36,7 +36,7 @@ type Server struct {
 	// CSI driver); URI the bucket's folder for the last two
 	// (serving.weights).
 	Source, URI string
-	ServedName string
+	ServedName  string
 	// MaxModelLen is serving.maxModelLen, or the model's context length up
 	// to 8192; MaxNumSeqs the sequences a server runs at once:
 	// serving.maxNumSeqs, or the build's default (catalog.servers), or 0
