@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -65,8 +66,9 @@ func (r *Runtime) containerSpec(ctx context.Context, p *corev1.Pod, c corev1.Con
 	if spec.WorkDir == "" {
 		spec.WorkDir = "/"
 	}
-	// A read-only root takes writes only in the container's volumes.
-	// (Containers run as root here whatever their runAsUser says.)
+	// Its user, and a read-only root that takes writes only in the
+	// container's volumes.
+	spec.User = identity(p, c)
 	spec.ReadOnlyRoot = c.SecurityContext != nil && c.SecurityContext.ReadOnlyRootFilesystem != nil && *c.SecurityContext.ReadOnlyRootFilesystem
 	binds, err := r.volumes(ctx, p, c)
 	if err != nil {
@@ -105,6 +107,40 @@ func (r *Runtime) containerSpec(ctx context.Context, p *corev1.Pod, c corev1.Con
 		}
 	}
 	return spec, nil
+}
+
+// identity is who a container's processes run as: its securityContext's
+// user and group, else the pod's, else the image's (root, for every image
+// here), with the pod's fsGroup and supplemental groups; nil for root.
+func identity(p *corev1.Pod, c corev1.Container) *sandbox.User {
+	var uid, gid int64
+	var groups []uint32
+	if sc := p.Spec.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			uid = *sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			gid = *sc.RunAsGroup
+		}
+		if sc.FSGroup != nil {
+			groups = append(groups, uint32(*sc.FSGroup))
+		}
+		for _, g := range sc.SupplementalGroups {
+			groups = append(groups, uint32(g))
+		}
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			uid = *sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			gid = *sc.RunAsGroup
+		}
+	}
+	if uid == 0 && gid == 0 && len(groups) == 0 {
+		return nil
+	}
+	return &sandbox.User{UID: uint32(uid), GID: uint32(gid), Groups: groups}
 }
 
 // pluginImages are the fabric plugin images the chart runs, and where
@@ -352,6 +388,7 @@ func (r *Runtime) volumeDir(ctx context.Context, p *corev1.Pod, v *corev1.Volume
 	switch {
 	case v.PersistentVolumeClaim != nil:
 		dir = r.claimDir(p.Namespace, v.PersistentVolumeClaim.ClaimName)
+		return dir, r.mountClaim(ctx, p, v.PersistentVolumeClaim.ClaimName, dir)
 	case v.HostPath != nil:
 		dir = filepath.Join(r.dir, "nodes", p.Spec.NodeName, filepath.Clean("/"+v.HostPath.Path))
 		// The node's installer has put the fabric's plugin there.
@@ -380,8 +417,12 @@ func (r *Runtime) volumeDir(ctx context.Context, p *corev1.Pod, v *corev1.Volume
 		dir = own
 	default:
 		// emptyDir, ephemeral claims, projected tokens, downward API:
-		// the pod's own, empty.
-		dir = own
+		// the pod's own, empty, and writable by any user, as the kubelet
+		// makes an emptyDir.
+		if err := os.MkdirAll(own, 0o755); err != nil {
+			return "", err
+		}
+		return own, os.Chmod(own, 0o777)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -396,6 +437,74 @@ func (r *Runtime) volumeDir(ctx context.Context, p *corev1.Pod, v *corev1.Volume
 		}
 	}
 	return dir, nil
+}
+
+// mountClaim makes a claim's volume as its driver makes a new one (its
+// root's mode) the first time, and, for a pod with an fsGroup on a driver
+// that takes one, gives the volume to that group as the kubelet does with
+// fsGroupChangePolicy OnRootMismatch: when the root is not the group's yet,
+// every file becomes the group's, readable and writable by it, and every
+// directory also keeps new files in the group (setgid).
+func (r *Runtime) mountClaim(ctx context.Context, p *corev1.Pod, claim, dir string) error {
+	own := r.ownership(ctx, p.Namespace, claim)
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(dir, own.Mode); err != nil {
+			return err
+		}
+	}
+	sc := p.Spec.SecurityContext
+	if !own.FSGroup || sc == nil || sc.FSGroup == nil {
+		return nil
+	}
+	gid := int(*sc.FSGroup)
+	if fi, err := os.Stat(dir); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Gid) == gid && fi.Mode()&0o070 == 0o070 && fi.Mode()&os.ModeSetgid != 0 {
+			return nil
+		}
+	}
+	return filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil
+		}
+		if err := os.Lchown(path, -1, gid); err != nil {
+			return err
+		}
+		mode := fi.Mode() | 0o060
+		if fi.IsDir() {
+			mode |= 0o010 | os.ModeSetgid
+		} else if fi.Mode()&0o100 != 0 {
+			mode |= 0o010
+		}
+		return os.Chmod(path, mode)
+	})
+}
+
+// ownership is how a claim's driver makes its volumes (Drivers); a driver
+// the simulated cluster does not provision (a static volume of another
+// driver) is taken as one that applies fsGroup.
+func (r *Runtime) ownership(ctx context.Context, ns, claim string) Ownership {
+	pvc, err := r.cp.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil || pvc.Spec.VolumeName == "" {
+		return fsGroupRoot
+	}
+	pv, err := r.cp.Client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	switch {
+	case err != nil:
+		return fsGroupRoot
+	case pv.Spec.NFS != nil:
+		return Drivers[nfsSubdir].Root
+	case pv.Spec.CSI != nil:
+		if d, ok := Drivers[pv.Spec.CSI.Driver]; ok {
+			return d.Root
+		}
+	}
+	return fsGroupRoot
 }
 
 // projected is a ConfigMap's or Secret's keys as the files of a volume.

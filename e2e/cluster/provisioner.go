@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -14,11 +15,37 @@ import (
 )
 
 // Driver is what a storage driver can provision: the access modes of its
-// filesystem volumes, and where a volume can be attached.
+// filesystem volumes, and where a volume can be attached; and who may write
+// to a new volume: its root's mode, and whether the kubelet gives it to a
+// pod's fsGroup.
 type Driver struct {
 	Modes    []corev1.PersistentVolumeAccessMode
 	Topology string // "zone": nodes of one zone; "node": one node; "": anywhere
+	Root     Ownership
 }
+
+// Ownership is a new volume's root as non-root pods find it.
+type Ownership struct {
+	Mode os.FileMode // the root's permissions as the driver makes it
+	// FSGroup: the kubelet changes the volume's group to a pod's fsGroup
+	// (the CSIDriver's fsGroupPolicy is File, or ReadWriteOnceWithFSType
+	// on a volume with a file system type).
+	FSGroup bool
+}
+
+// The ownerships the drivers give new volumes, from their deploy manifests:
+// block devices formatted ext4 by the provisioner (PD, EBS, Azure Disk,
+// ZFS LocalPV) and Filestore (its CSIDriver: fsGroupPolicy File) apply
+// fsGroup to a root-owned 0755 root; Azure Files mounts with
+// dir_mode=0777; an EFS access point writes every file as its own user
+// (here: anyone writes); FSx for Lustre's new root is reported 1777;
+// nfs-subdir-external-provisioner chmods its directories 0777.
+// Parallelstore's is not documented: taken as fsGroup.
+var (
+	fsGroupRoot = Ownership{0o755, true}
+	openRoot    = Ownership{0o777, false}
+	stickyRoot  = Ownership{0o777 | os.ModeSticky, false}
+)
 
 // Drivers are the CSI drivers of the simulated clusters, with what the
 // real drivers do (see catalog.storageClasses for sources): block storage
@@ -26,17 +53,17 @@ type Driver struct {
 // Files are shared (and so are an on-prem NFS server's directories), ZFS
 // LocalPV lives on one node.
 var Drivers = map[string]Driver{
-	"pd.csi.storage.gke.io":            {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}, "zone"},
-	"filestore.csi.storage.gke.io":     {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, "zone"},
-	"ebs.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone"},
-	"fsx.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, ""},
-	"efs.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, ""},
-	"parallelstore.csi.storage.gke.io": {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, "zone"},
-	"zfs.csi.openebs.io":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, "node"},
-	"disk.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone"},
-	"file.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, ""},
+	"pd.csi.storage.gke.io":            {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteOncePod}, "zone", fsGroupRoot},
+	"filestore.csi.storage.gke.io":     {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, "zone", fsGroupRoot},
+	"ebs.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone", fsGroupRoot},
+	"fsx.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, "", stickyRoot},
+	"efs.csi.aws.com":                  {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany}, "", openRoot},
+	"parallelstore.csi.storage.gke.io": {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, "zone", fsGroupRoot},
+	"zfs.csi.openebs.io":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, "node", fsGroupRoot},
+	"disk.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod}, "zone", fsGroupRoot},
+	"file.csi.azure.com":               {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, "", openRoot},
 	// On premises: an NFS server's export, a directory per claim.
-	nfsSubdir: {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, ""},
+	nfsSubdir: {[]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadOnlyMany, corev1.ReadWriteMany}, "", openRoot},
 }
 
 const nfsSubdir = "k8s-sigs.io/nfs-subdir-external-provisioner"

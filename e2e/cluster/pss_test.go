@@ -149,6 +149,7 @@ var helperComponents = map[string]bool{"download": true, "shell": true, "tensorb
 func TestPodSecurityRestrictedHelpers(t *testing.T) {
 	const ns = "pss-restricted"
 	ensure(t, ns, map[string]string{"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}, nil)
+	ensure(t, "pss-baseline", map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "latest"}, nil)
 	seen := map[string]bool{}
 	checked, asRoot, waits := 0, 0, 0
 	for _, set := range everySet(t) {

@@ -93,6 +93,10 @@ func newRuntime(ctx context.Context, cp *ControlPlane, dir string) (*Runtime, er
 	if err := os.WriteFile(filepath.Join(r.binDir(), "stand-in.sh"), []byte(script), 0o755); err != nil {
 		return nil, err
 	}
+	// Any user runs the stand-ins.
+	if err := os.Chmod(r.binDir(), 0o755); err != nil {
+		return nil, err
+	}
 	if err := r.listen(ctx); err != nil {
 		return nil, err
 	}

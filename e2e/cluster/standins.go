@@ -73,6 +73,10 @@ func (r *Runtime) listen(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Containers that run as another user than root reach it too.
+	if err := os.Chmod(r.socketPath(), 0o777); err != nil {
+		return err
+	}
 	go func() { <-ctx.Done(); l.Close() }()
 	go func() {
 		for {
