@@ -150,11 +150,8 @@ func pairFinding(kind string, releases map[string]any, daemon, plugin string) st
 
 // tagOf is an image reference's tag ("" without one).
 func tagOf(image string) string {
-	name := image[strings.LastIndex(image, "/")+1:]
-	if i := strings.LastIndex(name, ":"); i >= 0 {
-		return name[i+1:]
-	}
-	return ""
+	_, tag, _ := imageParts(image)
+	return tag
 }
 
 func orEmpty(cond, s string) string {

@@ -72,13 +72,21 @@ func serverImage(w *Workload, pos *values.Positions, have string) []Finding {
 		image, engine, kindNames[built], w.Profile, kindNames[have], kindNames[have]))}
 }
 
+// imageParts splits an image reference into its repository (with its
+// registry), its tag and its digest; "" for a part it does not have. A
+// registry's port is not a tag (registry.local:5000/x).
+func imageParts(image string) (repository, tag, digest string) {
+	image, digest, _ = strings.Cut(image, "@")
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		return image[:i], image[i+1:], digest
+	}
+	return image, "", digest
+}
+
 // repository is an image reference without its tag or digest.
 func repository(image string) string {
-	image, _, _ = strings.Cut(image, "@")
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		image = image[:i]
-	}
-	return image
+	repo, _, _ := imageParts(image)
+	return repo
 }
 
 // collectiveSettings: NCCL's variables in workload.env where nothing reads

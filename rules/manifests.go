@@ -490,11 +490,7 @@ func mutableTag(image string) bool {
 	if strings.Contains(image, "@sha256:") {
 		return false
 	}
-	last := image[strings.LastIndex(image, "/")+1:]
-	tag := ""
-	if i := strings.LastIndex(last, ":"); i >= 0 {
-		tag = last[i+1:]
-	}
+	_, tag, _ := imageParts(image)
 	return tag == "" || tag == "latest"
 }
 

@@ -223,7 +223,8 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 				"with minReplicas 0 the servers' metrics go with the last server, and nothing would start one again: give a PromQL query that is above 0 while requests wait in front of the servers (the gateway's, router's or endpoint picker's metric), or hold them in the endpoint picker (serving.inferencePool.flowControl)"))
 		}
 	}
-	out = append(out, weightsShape(w, pos)...)
+	s := w.Server()
+	out = append(out, weightsShape(w, pos, s)...)
 	if boolean(w.V, "serving", "inferencePool", "enabled") {
 		if str(w.V, "serving", "inferencePool", "gateway", "name") == "" {
 			out = append(out, at(pos, "LR014", Error, "/serving/inferencePool/gateway/name",
@@ -247,7 +248,6 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Warning, "/kueue/suspend",
 			"a Deployment or a LeaderWorkerSet has no suspend field: Kueue gates the server's pods until it admits them; kueue.suspend changes nothing in mode serve"))
 	}
-	s := w.Server()
 	if s.Pulls && boolean(w.Model, "gated") && str(w.V, "download", "tokenSecret", "name") == "" {
 		out = append(out, at(pos, "LR009", Error, "/model/name", fmt.Sprintf(
 			"%s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)", str(w.Model, "hfRepo"))))
@@ -417,16 +417,15 @@ func devicesThatDivide(w *Workload, heads, kv int64) []string {
 
 // weightsShape is LR021 for weights in a bucket (serving.weights): a
 // folder to read, a build that streams, a driver the cluster has.
-func weightsShape(w *Workload, pos *values.Positions) []Finding {
-	from, uri := str(w.V, "serving", "weights", "from"), str(w.V, "serving", "weights", "uri")
-	if from == "" {
-		return nil
+func weightsShape(w *Workload, pos *values.Positions, s Server) []Finding {
+	from, uri := s.Source, s.URI
+	if from != "stream" && from != "mount" {
+		return nil // a claim
 	}
 	if uri == "" {
 		return []Finding{at(pos, "LR021", Error, "/serving/weights/uri", fmt.Sprintf(
 			"serving.weights.from %s reads the checkpoint's folder in a bucket: give it as s3://BUCKET/PREFIX or gs://BUCKET/PREFIX", from))}
 	}
-	s := w.Server()
 	switch {
 	case from == "stream" && s.Platform != "gpu" && s.Platform != "rocm":
 		return []Finding{at(pos, "LR021", Error, "/serving/weights/from", fmt.Sprintf(
