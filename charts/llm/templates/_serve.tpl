@@ -389,6 +389,30 @@ annotations:
 {{- end -}}
 
 {{/*
+llm.serve.endpoints: the labels that select the server pods that answer
+HTTP: every server of a Deployment, a LeaderWorkerSet's leaders (its
+workers only compute). Inputs (dict): root, ctx, serve (llm.serve).
+*/}}
+{{- define "llm.serve.endpoints" -}}
+{{- if .serve.lws -}}
+leaderworkerset.sigs.k8s.io/name: {{ .ctx.name }}
+llmrender.dev/role: leader
+{{- else -}}
+{{- include "llm.serve.selector" .root }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+llm.serve.pickerQueue: the PromQL sum of the requests the endpoint picker
+holds for the release's InferencePool (its flow control queue).
+Input: the chart root.
+*/}}
+{{- define "llm.serve.pickerQueue" -}}
+{{- $c := include "llm.ctx" . | fromYaml -}}
+{{- printf "sum(inference_extension_flow_control_queue_size{namespace=%q,inference_pool=%q})" .Release.Namespace $c.name -}}
+{{- end -}}
+
+{{/*
 llm.serve.selector: the labels that select every server pod of the
 release. Input: the chart root.
 */}}
@@ -537,7 +561,6 @@ Inputs: the root.
 {{- if .Values.serving.autoscaling.wakeQuery -}}
 {{- .Values.serving.autoscaling.wakeQuery -}}
 {{- else if and $ip.enabled $ip.flowControl -}}
-{{- $c := include "llm.ctx" . | fromYaml -}}
-{{- printf "sum(inference_extension_flow_control_queue_size{namespace=%q,inference_pool=%q})" .Release.Namespace $c.name -}}
+{{- include "llm.serve.pickerQueue" . -}}
 {{- end -}}
 {{- end -}}
