@@ -57,11 +57,9 @@ func (c *Cluster) start(t Tools) error {
 		return err
 	}
 	k := c.Kubeconfig
-	ports := make([]int, 2)
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return err
-		}
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
 	}
 	delegated := []string{"--kubeconfig", k, "--authentication-kubeconfig", k, "--authorization-kubeconfig", k, "--leader-elect=false", "--bind-address", "127.0.0.1"}
 	if err := c.spawn("kube-controller-manager", t.ControllerManager, nil, append(delegated,

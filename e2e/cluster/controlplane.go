@@ -91,13 +91,19 @@ type ControlPlane struct {
 	procs      []*process
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// freePorts are n distinct ports free on 127.0.0.1 now: each is held
+// until all are chosen, so the kernel cannot hand one out twice.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports, nil
 }
 
 // StartControlPlane starts etcd and kube-apiserver on loopback, with every
@@ -110,11 +116,9 @@ func StartControlPlane(t Tools) (*ControlPlane, error) {
 		return nil, err
 	}
 	cp := &ControlPlane{Dir: dir}
-	ports := make([]int, 3)
-	for i := range ports {
-		if ports[i], err = freePort(); err != nil {
-			return nil, err
-		}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
 	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])

@@ -77,18 +77,15 @@ func (c *Cluster) routed(ctx context.Context, pool *unstructured.Unstructured) (
 	}
 	name, _ := ref["name"].(string)
 	port, _, _ := unstructured.NestedInt64(ref, "port", "number")
-	svc, err := c.Client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	svc, err := c.Get(ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": name}}}, ns)
 	if err != nil {
 		return "endpoint picker: " + err.Error(), false
 	}
-	if !slices.ContainsFunc(svc.Spec.Ports, func(p corev1.ServicePort) bool { return int64(p.Port) == port }) {
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if !slices.ContainsFunc(ports, func(p any) bool { n, _, _ := unstructured.NestedInt64(p.(map[string]any), "port"); return n == port }) {
 		return fmt.Sprintf("endpoint picker: Service %s has no port %d", name, port), false
 	}
-	live, err := c.Get(ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": name}}}, ns)
-	if err != nil {
-		return err.Error(), false
-	}
-	if state, ok := c.served(ctx, live); !ok {
+	if state, ok := c.served(ctx, svc); !ok {
 		return "endpoint picker: " + state, false
 	}
 	labels, _, _ := unstructured.NestedStringMap(pool.Object, "spec", "selector", "matchLabels")

@@ -56,12 +56,13 @@ func (c *Cluster) newOperators() (*operators, error) {
 		return nil, err
 	}
 	o := &operators{certs: certs}
-	for _, h := range []operatorHooks{jobsetHooks, lwsHooks, kueueHooks, trainerHooks} {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		o.hosts = append(o.hosts, operatorHost{name: h.operator, port: port, hook: h})
+	hooks := []operatorHooks{jobsetHooks, lwsHooks, kueueHooks, trainerHooks}
+	ports, err := freePorts(len(hooks))
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hooks {
+		o.hosts = append(o.hosts, operatorHost{name: h.operator, port: ports[i], hook: h})
 	}
 	return o, nil
 }

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -107,7 +106,10 @@ func runPicker(ctx context.Context, t *testing.T, bin string, rendered []string,
 		}
 		args = append(args, a)
 	}
-	ports := freePorts(t, 3)
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
 	args = append(args, fmt.Sprintf("--grpc-port=%d", ports[0]), fmt.Sprintf("--grpc-health-port=%d", ports[1]),
 		fmt.Sprintf("--metrics-port=%d", ports[2]), "--metrics-endpoint-auth=false")
 	cmd := exec.Command(bin, args...)
@@ -224,24 +226,6 @@ func poll(ctx context.Context, limit time.Duration, ok func() bool) bool {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return false
-}
-
-// freePorts are n ports free on 127.0.0.1 now.
-func freePorts(t *testing.T, n int) []int {
-	var out []int
-	var ls []net.Listener
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
 }
 
 // lockedBuffer keeps a process's output for the error that quotes it.

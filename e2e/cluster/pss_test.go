@@ -155,6 +155,9 @@ func TestPodSecurityRestrictedHelpers(t *testing.T) {
 	for _, set := range everySet(t) {
 		ensure(t, ns, nil, set.objects)
 		rootOwned := strings.Contains(set.label, onlyRootWrites)
+		if rootOwned {
+			ensure(t, "pss-baseline", nil, set.objects) // the root writers' second check
+		}
 		for _, obj := range set.objects {
 			for _, tpl := range podTemplates(obj.Object) {
 				spec := tpl.spec
@@ -162,8 +165,8 @@ func TestPodSecurityRestrictedHelpers(t *testing.T) {
 				if helperComponents[tpl.labels["app.kubernetes.io/component"]] {
 					pods = append(pods, spec)
 				}
-				for _, c := range list(spec["initContainers"]) {
-					if name, _ := c["name"].(string); strings.HasPrefix(name, "wait-for-") {
+				for _, e := range tree.List(spec["initContainers"]) {
+					if c := tree.Map(e); strings.HasPrefix(tree.String(c, "name"), "wait-for-") {
 						pods = append(pods, map[string]any{"containers": []any{c}, "volumes": mountedVolumes(spec, c), "serviceAccountName": spec["serviceAccountName"]})
 						waits++
 					}
@@ -256,25 +259,13 @@ func podTemplates(obj map[string]any) []podTemplate {
 // mountedVolumes are the volumes of a pod spec that a container mounts.
 func mountedVolumes(spec, c map[string]any) []any {
 	mounted := map[string]bool{}
-	for _, m := range list(c["volumeMounts"]) {
-		mounted[m["name"].(string)] = true
+	for _, m := range tree.List(c["volumeMounts"]) {
+		mounted[tree.String(m, "name")] = true
 	}
 	var out []any
-	for _, v := range list(spec["volumes"]) {
-		if mounted[v["name"].(string)] {
+	for _, v := range tree.List(spec["volumes"]) {
+		if mounted[tree.String(v, "name")] {
 			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// list is a YAML list of maps.
-func list(v any) []map[string]any {
-	var out []map[string]any
-	l, _ := v.([]any)
-	for _, e := range l {
-		if m, ok := e.(map[string]any); ok {
-			out = append(out, m)
 		}
 	}
 	return out
