@@ -128,12 +128,19 @@ func (w *Workload) nodeLocal() bool {
 	return boolean(w.V, "storage", "nodeLocal") || boolean(w.storageClass(), "nodeLocal")
 }
 
+// singleNode tells whether one node at a time can mount the claim (a
+// ReadWriteOnce volume, or a node-local one), as the chart's singleNode:
+// the steps then run in the run's own pods.
+func (w *Workload) singleNode() bool {
+	mode := w.AccessMode()
+	return mode == "ReadWriteOnce" || mode == "ReadWriteOncePod" || w.nodeLocal()
+}
+
 // LR002: a ReadWriteOnce or node-local volume cannot be shared by nodes.
 func sharedStorage(w *Workload, pos *values.Positions) []Finding {
 	class := str(w.V, "storage", "storageClassName")
 	mode := w.AccessMode()
-	single := mode == "ReadWriteOnce" || mode == "ReadWriteOncePod"
-	if !single && !w.nodeLocal() {
+	if !w.singleNode() {
 		return nil
 	}
 	who := ""

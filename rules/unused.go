@@ -119,8 +119,7 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 			// Helpers that write to the claim: the shell, and a download
 			// in a Job of its own (on a claim one node mounts, steps run in
 			// the run's pods, as root).
-			single := w.nodeLocal() || w.AccessMode() == "ReadWriteOnce" || w.AccessMode() == "ReadWriteOncePod"
-			if boolean(w.V, "shell", "enabled") || (w.downloads() && !single) {
+			if boolean(w.V, "shell", "enabled") || (w.downloads() && !w.singleNode()) {
 				return ""
 			}
 			return "it decides who the helpers that write to the claim run as (a download Job, the shell), and this workload has none"
