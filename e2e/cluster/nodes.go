@@ -215,6 +215,17 @@ func withRDMA(s Shape) Shape {
 	return s
 }
 
+// amdOnPrem is an on-premises 8-GPU AMD server, labelled by the GPU
+// Operator's node labeller with its GPUs' device id and memory, and the
+// node feature discovery label the operator selects nodes by.
+func amdOnPrem(gpu, deviceID, vram string) Shape {
+	labels := map[string]string{"feature.node.kubernetes.io/amd-gpu": "true", "amd.com/gpu.device-id": deviceID, "amd.com/gpu.vram": vram}
+	s := shape(gpu+"-server", 256, 110, func() (int64, int64) { return 2048 * gi, 2048*gi - 100*mi },
+		map[corev1.ResourceName]string{"amd.com/gpu": "8"}, labels, nil, eksDaemons)
+	s.Allocatable[corev1.ResourceCPU] = s.Capacity[corev1.ResourceCPU]
+	return s
+}
+
 // Shapes are the machines of the accelerator profiles, by profile name,
 // and the CPU machines beside them (vCPU, GiB and max pods from the clouds'
 // machine tables; max pods on EKS from the VPC CNI's ENI formula).
@@ -255,6 +266,12 @@ var Shapes = map[string]Shape{
 	}(),
 	// Azure ND MI300X v5 (96 vCPU, 1850 GiB, 8 MI300X, 8 InfiniBand NICs).
 	"nd-mi300x-v5": aksShape("Standard_ND96isr_MI300X_v5", 96, 1850, map[corev1.ResourceName]string{"amd.com/gpu": "8", "rdma/ib": "8"}, "ndmi300x", "", aksGPUTaint),
+	// On-premises AMD Instinct servers (two sockets, 256 threads, 2 TiB, 8
+	// OAM GPUs) with the labels AMD's GPU Operator's node labeller sets
+	// (ROCm/k8s-device-plugin) and no taint.
+	"mi300x-192gb": amdOnPrem("mi300x", "74a1", "192G"),
+	"mi325x-256gb": amdOnPrem("mi325x", "74a5", "256G"),
+	"mi355x-288gb": amdOnPrem("mi355x", "75a3", "288G"),
 	// AKS Standard_D16s_v5 (16 vCPU, 64 GiB): the CPU pool beside GPU pools.
 	"cpu-aks": aksShape("Standard_D16s_v5", 16, 64, nil, "system", "", nil),
 	// GKE e2-standard-8 (8 vCPU, 32 GiB): the CPU profile's machine.

@@ -133,6 +133,7 @@ var examples = []struct {
 	{"serving/serve-gke-h100-llama31-8b-lora", gkeNodes("h100-80gb", 1), 1, 0},
 	{"serving/serve-aks-mi300x-llama31-70b-instruct", aksNodes("nd-mi300x-v5", 1), 1, 0},
 	{"serving/serve-gke-tpu-v6e-llama31-70b-instruct", gkeNodes("tpu-v6e-8", 1), 1, 0},
+	{"serving/serve-onprem-mi355x-qwen3-235b-a22b", only("mi355x-288gb", 1), 1, 0},
 	// Air-gapped: weights on an existing claim, or from a hub mirror.
 	{"airgapped/onprem-a100-llama31-70b-serve-offline", only("a100-80gb-onprem", 1), 1, 0},
 	{"airgapped/onprem-a100-llama31-8b-serve-hub-mirror", only("a100-80gb-onprem", 1), 1, 0},
