@@ -49,6 +49,9 @@ TRAINER_VERSION           := v2.3.0
 # The Gateway API Inference Extension's endpoint picker, at the release the
 # chart runs (serving.inferencePool.pickerImage).
 EPP_VERSION               := v1.5.0
+# NVIDIA's DRA driver for GPUs, whose ComputeDomain controller makes the
+# IMEX channel claim templates of multi-node NVLink (fabric mnnvl).
+DRA_NVIDIA_VERSION        := v0.4.1
 KWOK                := $(TOOLS)/kwok-$(KWOK_VERSION)/kwok
 MPI_OPERATOR        := $(TOOLS)/mpi-operator-$(MPI_OPERATOR_VERSION)/mpi-operator
 TRAINING_OPERATOR   := $(TOOLS)/training-operator-$(TRAINING_OPERATOR_VERSION)/training-operator
@@ -60,9 +63,10 @@ LWS                 := $(TOOLS)/lws-$(LWS_VERSION)/lws-controller
 KUEUE               := $(TOOLS)/kueue-$(KUEUE_VERSION)/kueue
 TRAINER             := $(TOOLS)/trainer-$(TRAINER_VERSION)/trainer-controller-manager
 EPP                 := $(TOOLS)/gateway-api-inference-extension-$(EPP_VERSION)/epp
+COMPUTE_DOMAIN_CONTROLLER := $(TOOLS)/dra-driver-nvidia-gpu-$(DRA_NVIDIA_VERSION)/compute-domain-controller
 SIM_TOOLS := $(K8S_BINS) $(KWOK) $(MPI_OPERATOR) $(TRAINING_OPERATOR) \
 	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY) \
-	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER) $(EPP)
+	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER) $(EPP) $(COMPUTE_DOMAIN_CONTROLLER)
 BUILD_OPERATOR := GO=$(GO) hack/build-operator.sh
 BIN       := $(CURDIR)/bin/llmrender
 
@@ -112,7 +116,8 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT
 	LLMRENDER_VOLCANO_SCHEDULER=$(VOLCANO_SCHEDULER) \
 	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER) \
 	LLMRENDER_JOBSET=$(JOBSET) LLMRENDER_LWS=$(LWS) LLMRENDER_KUEUE=$(KUEUE) \
-	LLMRENDER_TRAINER=$(TRAINER) LLMRENDER_EPP=$(EPP) LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
+	LLMRENDER_TRAINER=$(TRAINER) LLMRENDER_EPP=$(EPP) LLMRENDER_COMPUTE_DOMAIN_CONTROLLER=$(COMPUTE_DOMAIN_CONTROLLER) \
+	LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
 	LLMRENDER_ARGOCD_CMP=$(ARGOCD_CMP)
 e2e: host-tools $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
@@ -225,6 +230,11 @@ $(TRAINER):
 $(EPP):
 	$(BUILD_OPERATOR) sigs.k8s.io/gateway-api-inference-extension $(EPP_VERSION) \
 		$(TOOLS)/src/gateway-api-inference-extension-$(EPP_VERSION) $(dir $@) epp=./cmd/epp
+
+$(COMPUTE_DOMAIN_CONTROLLER):
+	$(BUILD_OPERATOR) sigs.k8s.io/dra-driver-nvidia-gpu $(DRA_NVIDIA_VERSION) \
+		$(TOOLS)/src/dra-driver-nvidia-gpu-$(DRA_NVIDIA_VERSION) $(dir $@) \
+		compute-domain-controller=./cmd/compute-domain-controller
 
 clean:
 	rm -rf bin

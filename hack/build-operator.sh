@@ -102,6 +102,19 @@ patch_endpoint_picker() {
 	replace cmd/epp/runner/runner.go 'BindAddress: fmt.Sprintf(":%d", opts.MetricsPort)' 'BindAddress: fmt.Sprintf("127.0.0.1:%d", opts.MetricsPort)'
 }
 
+# NVIDIA's ComputeDomain controller opens no port unless asked
+# (--http-endpoint) and elects no leader unless asked, but reads its object
+# templates from /templates, where its image keeps them. They are embedded
+# in the binary instead, so it runs from the tools folder.
+patch_compute_domain_controller() {
+	local cmd=cmd/compute-domain-controller
+	mkdir "$cmd/templates"
+	cp templates/compute-domain-*.tmpl.yaml "$cmd/templates/"
+	printf '%s\n' 'package main' '' 'import "embed"' '' '//go:embed templates/*.tmpl.yaml' 'var embeddedTemplates embed.FS' >"$cmd/embedded_templates.go"
+	replace "$cmd/daemonset.go" 'template.ParseFiles(DaemonSetTemplatePath)' 'template.ParseFS(embeddedTemplates, DaemonSetTemplatePath[1:])'
+	replace "$cmd/resourceclaimtemplate.go" 'template.ParseFiles(templatePath)' 'template.ParseFS(embeddedTemplates, templatePath[1:])'
+}
+
 # Volcano's scheduler and controller-manager open no port unless asked
 # (--enable-metrics, --enable-healthz, with address flags). KubeRay's metrics
 # and probe addresses are flags (--metrics-addr, --health-probe-bind-address;
@@ -119,6 +132,7 @@ github.com/kubeflow/mpi-operator@v0.8.0) patch=patch_mpi_operator ;;
 github.com/kubeflow/training-operator@v1.9.2) patch=patch_training_operator ;;
 sigs.k8s.io/kueue@v0.19.2) patch=patch_kueue ;;
 sigs.k8s.io/gateway-api-inference-extension@v1.5.0) patch=patch_endpoint_picker ;;
+sigs.k8s.io/dra-driver-nvidia-gpu@v0.4.1) patch=patch_compute_domain_controller ;;
 volcano.sh/volcano@v1.10.0 | github.com/ray-project/kuberay/ray-operator@v1.6.0) patch=: ;;
 github.com/GoogleContainerTools/kpt@v1.0.0-beta.54) patch=: ;;
 sigs.k8s.io/jobset@v0.12.0 | sigs.k8s.io/lws@v0.9.0 | github.com/kubeflow/trainer/v2@v2.3.0) patch=: ;;

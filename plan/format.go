@@ -271,6 +271,9 @@ func fabricLine(f *Fabric, nodes int64) string {
 	} else {
 		s = fmt.Sprintf("%s, about %g Gbit/s per node (the primary NIC alone: about %g)", f.Kind, f.Gbps, f.TCPGbps)
 	}
+	if d := f.Domain; d != nil {
+		s += fmt.Sprintf("; the pods keep to one NVLink domain of up to %d nodes (the same %s)", d.Nodes, d.Label)
+	}
 	if nodes == 1 && f.Kind != "" {
 		s += "; wired on one node, where it carries nothing until the workload spans nodes"
 	}

@@ -68,6 +68,16 @@ type Fabric struct {
 	Gbps    float64  `json:"gbpsPerNode,omitempty"`
 	TCPGbps float64  `json:"tcpGbpsPerNode,omitempty"` // the primary NIC alone
 	Missing []string `json:"missing,omitempty"`        // accelerator pods of the run without the fabric's wiring
+	// Domain is the NVLink domain the run's pods are kept in (rack-scale
+	// NVLink), nil elsewhere.
+	Domain *Domain `json:"nvlinkDomain,omitempty"`
+}
+
+// Domain is a rack-scale NVLink domain: how many nodes it holds and the
+// node label that names it.
+type Domain struct {
+	Nodes int64  `json:"nodes"`
+	Label string `json:"label"`
 }
 
 // Queue is the Kueue LocalQueue that admits the workload: the queue its
@@ -252,6 +262,9 @@ const downloadRate = 100e6 // bytes per second
 // gives a node, and the run's accelerator pods that lack it.
 func fabricOf(w *rules.Workload, steps []Step) *Fabric {
 	f := &Fabric{Kind: w.FabricOf(), Native: tree.String(w.Acc, "fabric"), Gbps: number(w.Acc, "fabricGbps"), TCPGbps: number(w.Acc, "tcpGbps")}
+	if d := tree.Map(w.Acc, "nvlinkDomain"); d != nil && w.Nodes > 1 {
+		f.Domain = &Domain{Nodes: tree.Int(d, "nodes"), Label: tree.String(d, "label")}
+	}
 	for _, s := range steps {
 		if s.Name != "run" {
 			continue

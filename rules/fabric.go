@@ -33,6 +33,9 @@ type FabricFacts struct {
 	Interfaces int            // extra NICs a pod attaches (GKE)
 	Resource   string         // the device resource pods request for it (EFA); "" for a fabric of NICs
 	Releases   map[string]any // release name -> {daemon, plugin}
+	// ComputeDomain: pods join the fabric with an IMEX channel claimed
+	// from a ComputeDomain's template (multi-node NVLink).
+	ComputeDomain bool
 }
 
 // profileOf is the profile whose node selector a pod spec carries (every
@@ -191,6 +194,8 @@ func fabricAttached(pt podTemplate, fab *FabricFacts) bool {
 		return claims || nics || efaDevices(pt.spec) > 0
 	case fab.Resource != "":
 		return claims || resourceCount(pt.spec, fab.Resource) > 0
+	case fab.ComputeDomain:
+		return claims
 	}
 	return claims || nics || boolean(pt.spec, "hostNetwork")
 }
@@ -222,6 +227,10 @@ func fabricMissing(o Object, pt podTemplate, facts Facts, pods int64) []Finding 
 			devices = fmt.Sprintf("the %d devices a node has", p.FabricDevices)
 		}
 		missing = fmt.Sprintf("no request of %s attaches %s of %s", fab.Resource, devices, p.Fabric)
+	case fab != nil && fab.ComputeDomain:
+		return []Finding{objFinding("LR020", Warning, o, pt.path+".resourceClaims",
+			"%d pods on %s nodes claim no IMEX channel (from a ComputeDomain's ResourceClaimTemplate): NCCL on GPUs with an NVLink fabric stops at start without one (\"MNNVL ... is available but not working\") unless NCCL_MNNVL_ENABLE=0; annotate the pod template with llmrender.dev/fabric: tcp if that is intended",
+			pods, p.Name)}
 	case fab != nil:
 		missing = fmt.Sprintf("no networking.gke.io/interfaces, host network or RDMA claim attaches the %d NICs of %s", fab.Interfaces, p.Fabric)
 	}

@@ -43,6 +43,11 @@ func fabricChoice(w *Workload, pos *values.Positions) []Finding {
 		return []Finding{unwaivableAt(pos, "LR019", "/accelerator/fabric", fmt.Sprintf(
 			"%s is not the fabric of %s (%s); use auto, tcp%s", want, w.Profile, has, orEmpty(native, " or "+native)))}
 	}
+	if want == "tcp" && native != "" && w.Nodes > 1 && mapAt(w.V, "catalog", "fabrics", native, "computeDomain") != nil && !setsEnv(w, "NCCL_MNNVL_ENABLE") {
+		return []Finding{at(pos, "LR019", Error, "/accelerator/fabric", fmt.Sprintf(
+			"%s's GPUs report an NVLink fabric, so NCCL between the %d nodes looks for an IMEX channel and stops at start without one (\"MNNVL ... is available but not working\"); use auto to wire %s, or set NCCL_MNNVL_ENABLE=0 in workload.env to run NCCL over the primary NIC",
+			w.Profile, w.Nodes, native))}
+	}
 	if want == "tcp" && native != "" && w.Nodes > 1 {
 		tcp, fast := num(w.Acc, "tcpGbps")
 		fab, _ := num(w.Acc, "fabricGbps")
@@ -64,12 +69,20 @@ func fabricChoice(w *Workload, pos *values.Positions) []Finding {
 			"%s uses fabric %s, which is not in catalog.fabrics", w.Profile, kind))}
 	}
 	var out []Finding
+	if d := mapAt(w.Acc, "nvlinkDomain"); d != nil && w.Nodes > integer(d, "nodes") {
+		out = append(out, at(pos, "LR019", Error, "/workload/nodes", fmt.Sprintf(
+			"%d nodes, but one NVLink domain of %s holds %d, and the pods of a workload keep to one (NVLink reaches no further); use at most %d nodes",
+			w.Nodes, w.Profile, integer(d, "nodes"), integer(d, "nodes"))))
+	}
 	gke := str(f, "platform") == "GKE"
 	attach := str(w.V, "fabric", "attach")
 	switch {
 	case attach == "dra" && kind != "gpudirect-rdma":
 		out = append(out, at(pos, "LR019", Error, "/fabric/attach", fmt.Sprintf(
 			"attach: dra gives managed RDMA devices (gpudirect-rdma on A3 Ultra and A4); %s attaches its NICs with networks or host", kind)))
+	case !gke && attach != "" && attach != "networks" && mapAt(f, "computeDomain") != nil:
+		out = append(out, at(pos, "LR019", Warning, "/fabric/attach", fmt.Sprintf(
+			"fabric.attach applies to GKE's NICs; %s pods get IMEX channels from a ComputeDomain, so %q changes nothing", kind, attach)))
 	case !gke && attach != "" && attach != "networks":
 		out = append(out, at(pos, "LR019", Warning, "/fabric/attach", fmt.Sprintf(
 			"fabric.attach applies to GKE's fabrics; %s pods get their devices (%s) from its device plugin, so %q changes nothing", kind, str(f, "resource"), attach)))
@@ -159,4 +172,14 @@ func orEmpty(cond, s string) string {
 		return ""
 	}
 	return s
+}
+
+// setsEnv tells whether workload.env sets a variable.
+func setsEnv(w *Workload, name string) bool {
+	for _, e := range list(w.V, "workload", "env") {
+		if str(e, "name") == name {
+			return true
+		}
+	}
+	return false
 }

@@ -101,7 +101,8 @@ func FactsFrom(v map[string]any) Facts {
 			CoresPerDevice: integer(accs[name], "coresPerDevice"), DefaultLnc: integer(accs[name], "defaultLnc")})
 	}
 	for name, fab := range mapAt(v, "catalog", "fabrics") {
-		f.Fabrics[name] = FabricFacts{Platform: str(fab, "platform"), Interfaces: len(list(fab, "interfaces")), Resource: str(fab, "resource"), Releases: mapAt(fab, "releases")}
+		f.Fabrics[name] = FabricFacts{Platform: str(fab, "platform"), Interfaces: len(list(fab, "interfaces")), Resource: str(fab, "resource"), Releases: mapAt(fab, "releases"),
+			ComputeDomain: mapAt(fab, "computeDomain") != nil}
 	}
 	return f
 }

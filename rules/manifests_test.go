@@ -88,6 +88,7 @@ func TestManifestRuleMessages(t *testing.T) {
 		"LR012-bad.yaml": {"error LR012: MPIJob/m: spec.mpiReplicaSpecs.Launcher: mpirun -np 8 but 4 workers x 1 slots = 4 ranks"},
 		"LR020-bad.yaml": {
 			"warning LR020: Job/no-nics: spec.template.metadata.annotations: 2 pods on h100-mega-80gb nodes talk over the primary NIC only",
+			"warning LR020: Job/no-imex: spec.template.spec.resourceClaims: 2 pods on gb200-186gb nodes claim no IMEX channel (from a ComputeDomain's ResourceClaimTemplate): NCCL on GPUs with an NVLink fabric stops at start without one",
 			"warning LR020: Job/no-ib: spec.template.spec.containers[0].resources: 2 pods on nd-h100-v5 nodes talk over the primary NIC only: no request of rdma/ib attaches the 8 devices a node has of infiniband, so the collectives fall back to TCP (about 80 Gbit/s per node instead of 3200)",
 			"error LR020: Job/miswired: spec.template.metadata.annotations.networking.gke.io/interfaces: attaches 3 extra NICs, but b200-180gb machines have 8 for gpudirect-rdma",
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon runs as a container, so the pod never completes",

@@ -33,6 +33,7 @@ type Tools struct {
 	KubeRay, TrainingOperator, MPIOperator        string
 	VolcanoScheduler                              string
 	JobSet, LWS, Kueue, Trainer                   string
+	ComputeDomainController                       string // NVIDIA's DRA driver's
 }
 
 // ToolsFromEnv reads the binaries' paths from the environment the Makefile
@@ -41,20 +42,21 @@ func ToolsFromEnv() (Tools, error) {
 	var t Tools
 	var missing []string
 	for env, dst := range map[string]*string{
-		"LLMRENDER_ETCD":                    &t.Etcd,
-		"LLMRENDER_KUBE_APISERVER":          &t.APIServer,
-		"LLMRENDER_KUBE_SCHEDULER":          &t.Scheduler,
-		"LLMRENDER_KUBE_CONTROLLER_MANAGER": &t.ControllerManager,
-		"LLMRENDER_KUBECTL":                 &t.Kubectl,
-		"LLMRENDER_KWOK":                    &t.Kwok,
-		"LLMRENDER_KUBERAY":                 &t.KubeRay,
-		"LLMRENDER_TRAINING_OPERATOR":       &t.TrainingOperator,
-		"LLMRENDER_MPI_OPERATOR":            &t.MPIOperator,
-		"LLMRENDER_VOLCANO_SCHEDULER":       &t.VolcanoScheduler,
-		"LLMRENDER_JOBSET":                  &t.JobSet,
-		"LLMRENDER_LWS":                     &t.LWS,
-		"LLMRENDER_KUEUE":                   &t.Kueue,
-		"LLMRENDER_TRAINER":                 &t.Trainer,
+		"LLMRENDER_ETCD":                      &t.Etcd,
+		"LLMRENDER_KUBE_APISERVER":            &t.APIServer,
+		"LLMRENDER_KUBE_SCHEDULER":            &t.Scheduler,
+		"LLMRENDER_KUBE_CONTROLLER_MANAGER":   &t.ControllerManager,
+		"LLMRENDER_KUBECTL":                   &t.Kubectl,
+		"LLMRENDER_KWOK":                      &t.Kwok,
+		"LLMRENDER_KUBERAY":                   &t.KubeRay,
+		"LLMRENDER_TRAINING_OPERATOR":         &t.TrainingOperator,
+		"LLMRENDER_MPI_OPERATOR":              &t.MPIOperator,
+		"LLMRENDER_VOLCANO_SCHEDULER":         &t.VolcanoScheduler,
+		"LLMRENDER_JOBSET":                    &t.JobSet,
+		"LLMRENDER_LWS":                       &t.LWS,
+		"LLMRENDER_KUEUE":                     &t.Kueue,
+		"LLMRENDER_TRAINER":                   &t.Trainer,
+		"LLMRENDER_COMPUTE_DOMAIN_CONTROLLER": &t.ComputeDomainController,
 	} {
 		p := os.Getenv(env)
 		if p == "" {

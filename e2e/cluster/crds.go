@@ -62,6 +62,9 @@ var CRDSets = map[CRDSet][]CRDSource{
 		// standard channel.
 		{"sigs.k8s.io/gateway-api-inference-extension", "v1.5.0", "config/crd/bases/inference.networking*.yaml", ""},
 		{"sigs.k8s.io/gateway-api", "v1.6.3", "config/crd/standard/gateway.networking.k8s.io_*.yaml", ""},
+		// The ComputeDomain of multi-node NVLink (fabric mnnvl), from
+		// NVIDIA's DRA driver, whose controller the simulated cluster runs.
+		{"sigs.k8s.io/dra-driver-nvidia-gpu", "v0.4.1", "deployments/helm/dra-driver-nvidia-gpu/crds/*.yaml", ""},
 	},
 	PreviousCRDs: {
 		// RayJob has spec.deletionPolicy, not spec.deletionStrategy (nor
@@ -98,6 +101,11 @@ var CRDSets = map[CRDSet][]CRDSource{
 		// InferenceModelRewrite, the x-k8s.io v1alpha2 pool beside it.
 		{"sigs.k8s.io/gateway-api-inference-extension", "v1.0.1", "config/crd/bases/inference.networking*.yaml", ""},
 		{"sigs.k8s.io/gateway-api", "v1.4.1", "config/crd/standard/gateway.networking.k8s.io_*.yaml", ""},
+		// The same release: the module proxy serves no earlier one of the
+		// driver (v25.x was github.com/NVIDIA/k8s-dra-driver-gpu, without a
+		// /v25 module path). v25.x's ComputeDomain requires numNodes,
+		// which the chart always writes.
+		{"sigs.k8s.io/dra-driver-nvidia-gpu", "v0.4.1", "deployments/helm/dra-driver-nvidia-gpu/crds/*.yaml", ""},
 	},
 }
 

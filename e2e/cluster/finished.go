@@ -31,7 +31,7 @@ func (c *Cluster) unfinished(ctx context.Context, ns string, objs []*unstructure
 			out = append(out, ID(o)+": "+state)
 			continue
 		}
-		check := map[string]func(context.Context, *unstructured.Unstructured) (string, bool){"Service": c.served, "InferencePool": c.routed}[o.GetKind()]
+		check := map[string]func(context.Context, *unstructured.Unstructured) (string, bool){"Service": c.served, "InferencePool": c.routed, "ComputeDomain": c.channelled}[o.GetKind()]
 		if check != nil {
 			if state, done := check(ctx, live); !done {
 				out = append(out, ID(o)+": "+state)
@@ -39,6 +39,26 @@ func (c *Cluster) unfinished(ctx context.Context, ns string, objs []*unstructure
 		}
 	}
 	return out
+}
+
+// channelled tells whether NVIDIA's ComputeDomain controller has made the
+// domain's claim template: the one named in the domain, in its namespace,
+// labelled with the domain's UID, for IMEX channels.
+func (c *Cluster) channelled(ctx context.Context, cd *unstructured.Unstructured) (string, bool) {
+	name, _, _ := unstructured.NestedString(cd.Object, "spec", "channel", "resourceClaimTemplate", "name")
+	rct, err := c.Client.ResourceV1().ResourceClaimTemplates(cd.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("no claim template %s from the ComputeDomain controller: %v", name, err), false
+	}
+	if uid := rct.Labels["resource.nvidia.com/computeDomain"]; uid != string(cd.GetUID()) {
+		return fmt.Sprintf("claim template %s belongs to domain %q, not this one (%s)", name, uid, cd.GetUID()), false
+	}
+	for _, r := range rct.Spec.Spec.Devices.Requests {
+		if r.Exactly != nil && r.Exactly.DeviceClassName == "compute-domain-default-channel.nvidia.com" {
+			return "", true
+		}
+	}
+	return fmt.Sprintf("claim template %s requests no IMEX channel", name), false
 }
 
 // served tells whether a Service that selects pods and has a cluster IP
@@ -207,6 +227,9 @@ var settings = map[string]bool{
 	"ResourceClaimTemplate": true, "TrainingRuntime": true, "ClusterTrainingRuntime": true,
 	// A gateway's: an InferencePool is also routed (routed).
 	"InferencePool": true, "HTTPRoute": true, "InferenceObjective": true,
+	// Multi-node NVLink's; its controller also made the claim template
+	// (channelled).
+	"ComputeDomain": true,
 }
 
 // pending lists the namespace's pods that are still Pending, with the

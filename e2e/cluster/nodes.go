@@ -52,9 +52,10 @@ type Shape struct {
 	Taints      []corev1.Taint
 	Daemons     corev1.ResourceList // the platform's DaemonSets on the node
 	// DRA devices the node's drivers publish, by driver (GKE's managed
-	// RDMA NICs on A3 Ultra and A4), each as a ResourceSlice the real
-	// scheduler allocates claims from.
-	DRA map[string]int
+	// RDMA NICs on A3 Ultra and A4, the IMEX channel and daemon of
+	// NVIDIA's DRA driver on GB200 and GB300), each as a ResourceSlice the
+	// real scheduler allocates claims from.
+	DRA map[string][]resourcev1.Device
 }
 
 const (
@@ -211,8 +212,40 @@ const RDMADriver = "mrdma.google.com"
 
 // withRDMA gives a GKE A3 Ultra or A4 machine its 8 RDMA NICs as DRA devices.
 func withRDMA(s Shape) Shape {
-	s.DRA = map[string]int{RDMADriver: 8}
+	var nics []resourcev1.Device
+	for i := range 8 {
+		nics = append(nics, resourcev1.Device{Name: fmt.Sprintf("rdma-%d", i)})
+	}
+	s.DRA = map[string][]resourcev1.Device{RDMADriver: nics}
 	return s
+}
+
+// ComputeDomainDriver is the driver of the IMEX channels of NVIDIA's DRA
+// driver, as its device classes select it.
+const ComputeDomainDriver = "compute-domain.nvidia.com"
+
+// withIMEX gives a GB200 or GB300 machine the two devices the compute
+// domain kubelet plugin publishes (sigs.k8s.io/dra-driver-nvidia-gpu
+// v0.4.1): channel-0 and daemon-0, each with its type and id.
+func withIMEX(s Shape) Shape {
+	device := func(kind string) resourcev1.Device {
+		return resourcev1.Device{Name: kind + "-0", Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+			"type": {StringValue: ptr(kind)}, "id": {IntValue: ptr(int64(0))}}}
+	}
+	s.DRA = map[string][]resourcev1.Device{ComputeDomainDriver: {device("channel"), device("daemon")}}
+	return s
+}
+
+// gb is a GKE A4X or A4X Max machine: Arm, 4 GPUs, GKE's GPU and Arm
+// taints, and one NVLink domain (a sub-block) for every node of a
+// scenario.
+func gb(machine, accelerator string, vcpu, memGi int64) Shape {
+	labels := gke(machine, accelerator)
+	labels["kubernetes.io/arch"] = "arm64"
+	labels["cloud.google.com/gce-topology-block"], labels["cloud.google.com/gce-topology-subblock"] = "block-0", "subblock-0"
+	taints := append([]corev1.Taint{{Key: "kubernetes.io/arch", Value: "arm64", Effect: corev1.TaintEffectNoSchedule}}, gpuTaint...)
+	return withIMEX(shape(machine, vcpu, 110, func() (int64, int64) { return gkeMemory(memGi) },
+		map[corev1.ResourceName]string{"nvidia.com/gpu": "4"}, labels, taints, gkeDaemons))
 }
 
 // amdOnPrem is an on-premises 8-GPU AMD server, labelled by the GPU
@@ -243,6 +276,10 @@ var Shapes = map[string]Shape{
 	"h100-80gb":      shape("a3-highgpu-8g", 208, 110, func() (int64, int64) { return gkeMemory(1872) }, gpus8, gke("a3-highgpu-8g", "nvidia-h100-80gb"), gpuTaint, gkeDaemons),
 	"h100-mega-80gb": shape("a3-megagpu-8g", 208, 110, func() (int64, int64) { return gkeMemory(1872) }, gpus8, gke("a3-megagpu-8g", "nvidia-h100-mega-80gb"), gpuTaint, gkeDaemons),
 	"h200-141gb":     withRDMA(shape("a3-ultragpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(2952) }, gpus8, gke("a3-ultragpu-8g", "nvidia-h200-141gb"), gpuTaint, gkeDaemons)),
+	// GKE A4X (a4x-highgpu-4g: 140 vCPU, 884 GB, 4 GB200) and A4X Max
+	// (a4x-maxgpu-4g-metal: 144 vCPU, 960 GB, 4 GB300).
+	"gb200-186gb":    gb("a4x-highgpu-4g", "nvidia-gb200", 140, 884),
+	"gb300-279gb":    gb("a4x-maxgpu-4g-metal", "nvidia-gb300", 144, 960),
 	"b200-180gb":     withRDMA(shape("a4-highgpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(3968) }, gpus8, gke("a4-highgpu-8g", "nvidia-b200"), gpuTaint, gkeDaemons)),
 	"trn1-32xlarge":  shape("trn1.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("32", "8"), eks("trn1.32xlarge"), neuronTaint, eksDaemons),
 	"trn1n-32xlarge": shape("trn1n.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("32", "16"), eks("trn1n.32xlarge"), neuronTaint, eksDaemons),
@@ -350,13 +387,10 @@ func (c *Cluster) AddNodes(ctx context.Context, scenario string, specs []NodeSpe
 
 // publishDevices does what a DRA driver does on a node: one ResourceSlice
 // per driver with the node's devices.
-func (c *Cluster) publishDevices(ctx context.Context, node string, drivers map[string]int) error {
-	for driver, n := range drivers {
+func (c *Cluster) publishDevices(ctx context.Context, node string, drivers map[string][]resourcev1.Device) error {
+	for driver, devices := range drivers {
 		slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-" + strings.ReplaceAll(driver, ".", "-")},
-			Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: &node, Pool: resourcev1.ResourcePool{Name: node, ResourceSliceCount: 1}}}
-		for i := range n {
-			slice.Spec.Devices = append(slice.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("rdma-%d", i)})
-		}
+			Spec: resourcev1.ResourceSliceSpec{Driver: driver, NodeName: &node, Pool: resourcev1.ResourcePool{Name: node, ResourceSliceCount: 1}, Devices: devices}}
 		if _, err := c.Client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -367,8 +401,18 @@ func (c *Cluster) publishDevices(ctx context.Context, node string, drivers map[s
 // DeviceClasses are the DRA device classes the platforms install (GKE 1.34+
 // installs its networking classes itself).
 func DeviceClasses() []*resourcev1.DeviceClass {
-	return []*resourcev1.DeviceClass{{ObjectMeta: metav1.ObjectMeta{Name: RDMADriver},
-		Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "` + RDMADriver + `"`}}}}}}
+	class := func(name, cel string) *resourcev1.DeviceClass {
+		return &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: resourcev1.DeviceClassSpec{Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: cel}}}}}
+	}
+	// NVIDIA's DRA driver's chart installs the compute domain classes
+	// (deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-*).
+	cd := `device.driver == '` + ComputeDomainDriver + `' && device.attributes['` + ComputeDomainDriver + `'].type == `
+	return []*resourcev1.DeviceClass{
+		class(RDMADriver, `device.driver == "`+RDMADriver+`"`),
+		class("compute-domain-default-channel.nvidia.com", cd+`'channel' && device.attributes['`+ComputeDomainDriver+`'].id == 0`),
+		class("compute-domain-daemon.nvidia.com", cd+`'daemon'`),
+	}
 }
 
 // RemoveNodes deletes a scenario's nodes and their daemon pods.

@@ -171,9 +171,24 @@ clientConnection: {qps: 50, burst: 100}
 	if err := c.spawn("trainer", t.Trainer, []string{"KUBECONFIG=" + k, "TMPDIR=" + tmp}, "--config", cfg, "--kubeconfig", k); err != nil {
 		return err
 	}
-	// Kueue's own namespace, which its webhooks and queues leave alone.
-	_, err = c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: kueueNamespace}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	// Kueue's own namespace, which its webhooks and queues leave alone,
+	// and the DRA driver's, where the ComputeDomain controller keeps its
+	// IMEX daemons' DaemonSets and claim templates.
+	for _, ns := range []string{kueueNamespace, draDriverNamespace} {
+		_, err = c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	// NVIDIA's ComputeDomain controller (sigs.k8s.io/dra-driver-nvidia-gpu
+	// v0.4.1), as its chart runs it: it creates each ComputeDomain's
+	// workload ResourceClaimTemplate, the one the pods claim IMEX channels
+	// from. Its kubelet plugin does not run: the nodes' channel and daemon
+	// devices are published as it would (Shape.DRA), so the real
+	// scheduler allocates the channels.
+	if err := c.spawn("compute-domain-controller", t.ComputeDomainController, []string{"KUBECONFIG=" + k},
+		"--kubeconfig", k, "--namespace", draDriverNamespace, "--pod-name", "compute-domain-controller-sim",
+		"--image-name", "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1", "--log-verbosity-cd-daemon", "1"); err != nil {
 		return err
 	}
 	for _, h := range o.hosts {

@@ -463,7 +463,8 @@ func TestMarkersNameTheirInputs(t *testing.T) {
 // Every fabric example runs to completion on machines shaped as their cloud
 // makes them: EFA devices and huge pages on EKS, the RDMA NICs published
 // as DRA devices on A3 Ultra and A4 (the real scheduler allocates the
-// claims), and the GPUDirect daemons as native sidecars that must not keep
+// claims), IMEX channels on GB200 from the claim template NVIDIA's
+// ComputeDomain controller makes, and the GPUDirect daemons as native sidecars that must not keep
 // a Job from completing.
 func TestFabrics(t *testing.T) {
 	cases := []struct {
@@ -479,6 +480,7 @@ func TestFabrics(t *testing.T) {
 		{"eks-p5en-efa-mpijob", eksNodes("p5en-48xlarge", 2), 2},
 		{"eks-trn2-efa-mpijob", eksNodes("trn2-48xlarge", 2), 2},
 		{"aks-ndh100v5-ib-pytorchjob", aksNodes("nd-h100-v5", 2), 2},
+		{"gke-a4x-gb200-nvl72-computedomain-jobset", gkeNodes("gb200-186gb", 4), 4},
 	}
 	for i, c := range cases {
 		t.Run(c.example, func(t *testing.T) {

@@ -195,6 +195,9 @@ var kueueFrameworks = []struct {
 // webhooks leave alone, as they do kube-system.
 const kueueNamespace = "kueue-system"
 
+// draDriverNamespace is where NVIDIA's DRA driver runs, as its chart installs it.
+const draDriverNamespace = "nvidia-dra-driver-gpu"
+
 var kueueHooks = func() operatorHooks {
 	h := operatorHooks{operator: "kueue",
 		mutating: []hook{

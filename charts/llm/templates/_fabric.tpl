@@ -6,8 +6,8 @@ carries the same wiring. It branches once on the kind; images, NICs,
 network names and NCCL settings are data (catalog.fabrics).
 
 Output keys:
-  kind            "" (none), gpudirect-tcpx, gpudirect-tcpxo, gpudirect-rdma, efa
-                  or infiniband
+  kind            "" (none), gpudirect-tcpx, gpudirect-tcpxo, gpudirect-rdma, efa,
+                  infiniband or mnnvl
   annotations     pod annotations: GKE multi-networking and device injection
   initContainers  what runs first: the NCCL plugin installer, then the
                   receive daemon as a native sidecar (restartPolicy: Always:
@@ -21,7 +21,8 @@ Output keys:
   privileged      true in the host-network form, as the recipes run it
   hostNetwork     true in the host-network form
   claims          DRA claims (pod resourceClaims entries, each naming the
-                  ResourceClaimTemplate that fabric.yaml renders)
+                  ResourceClaimTemplate that fabric.yaml renders, or that
+                  the ComputeDomain's controller creates)
   profile         a script the program sources first (the plugin's NCCL
                   environment profile), or ""
   net             the network NCCL names when it uses this fabric
@@ -42,6 +43,10 @@ none), tcp (true when the values opt out of the profile's fabric), name
 {{- $_ := set $out "env" ((get $f "env") | default list) -}}
 {{- if eq (get $f "platform") "GKE" -}}
 {{- include "llm.fabric.gke" (dict "root" .root "f" $f "kind" .kind "out" $out "name" .name) -}}
+{{- else if get $f "computeDomain" -}}
+{{- /* Multi-node NVLink: each pod claims an IMEX channel from the template
+the ComputeDomain's controller creates (fabric.yaml renders the domain). */ -}}
+{{- $_ := set $out "claims" (list (dict "name" "imex-channel" "resourceClaimTemplateName" (printf "%s-imex-channel" .name))) -}}
 {{- else -}}
 {{- /* A fabric of devices (EFA, InfiniBand): every device of the machine
 (efaDevices is the profiles' older name), and (EFA on GPUs) the huge pages
@@ -50,8 +55,9 @@ aws-ofi-nccl registers its buffers in. */ -}}
 {{- with get .acc "efaHugepages" }}{{ $_ := set $resources "hugepages-2Mi" . }}{{ end -}}
 {{- $_ := set $out "resources" $resources -}}
 {{- end -}}
-{{- /* The guard reads NCCL's own log; Trainium has no NCCL. */ -}}
-{{- if and $v.fabric.guard (not $neuron) -}}
+{{- /* The guard reads NCCL's own log; Trainium has no NCCL, and a fabric
+with guard: false (multi-node NVLink) keeps NCCL's socket network. */ -}}
+{{- if and $v.fabric.guard (not $neuron) (ne (toString (get $f "guard")) "false") -}}
 {{- $_ := set $out "guard" true -}}
 {{- /* The guard reads the program's output through a pipe, to which
 Python writes in blocks: unbuffered, each line arrives as it is written. */ -}}

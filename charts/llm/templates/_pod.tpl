@@ -116,6 +116,25 @@ nodeSelector:
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- /* Rack-scale NVLink: the accelerator pods of a step across nodes share
+one NVLink domain, or NCCL's traffic between domains leaves NVLink. Each
+pod must land where the step's other pods are (the first lands anywhere);
+a LeaderWorkerSet's groups each keep to a domain of their own. */ -}}
+{{- $domain := get $c.acc "nvlinkDomain" }}
+{{- if and (get . "accelerator") $domain (gt (int $c.nodes) 1) }}
+affinity:
+  podAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector:
+          matchLabels:
+            app.kubernetes.io/instance: {{ $root.Release.Name | quote }}
+            app.kubernetes.io/component: {{ .component | quote }}
+        {{- if eq $c.run.kind "LeaderWorkerSet" }}
+        matchLabelKeys:
+          - leaderworkerset.sigs.k8s.io/group-index
+        {{- end }}
+        topologyKey: {{ $domain.label | quote }}
+{{- end }}
 {{- $fabricInit := get $fabric "initContainers" }}
 {{- if or $fabricInit (get . "initContainers") }}
 initContainers:
