@@ -93,11 +93,12 @@ lint:
 	$(GO) vet -tags e2e ./e2e/...
 	cd e2e/cluster && $(GO) vet -tags e2e ./...
 
-# The race run is -short: the whole model x accelerator x mode matrix takes
-# minutes under the race detector, so it runs once more without it.
+# The race run is -short: the whole model x accelerator x mode matrix and
+# the walk of every field in every mode take minutes under the race
+# detector, so they run once more, whole, without it.
 unit:
 	$(GO) test -race -short -count=1 ./...
-	$(GO) test -count=1 -run '^TestMatrix$$' ./pipeline
+	$(GO) test -count=1 -run '^(TestMatrix|TestEveryFieldCountsInEveryMode)$$' ./pipeline
 	$(GO) test -tags nopostrender -count=1 ./postrender
 	cd e2e/cluster && $(GO) test -count=1 ./...
 

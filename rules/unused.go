@@ -124,12 +124,16 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 			}
 			return "it decides who the helpers that write to the claim run as (a download Job, the shell), and this workload has none"
 		}},
+		{"/security/helperUser", helpersUnused},
+		{"/security/helperGroup", helpersUnused},
 		{"/serviceAccount/awsRoleArn", func(w *Workload) string {
 			if !boolean(w.V, "serviceAccount", "create") {
 				return "it annotates the ServiceAccount the release creates (serviceAccount.create); annotate an existing one yourself"
 			}
 			return ""
 		}},
+		{"/accelerator/topology", sliceUnused},
+		{"/accelerator/slices", sliceUnused},
 		{"/serving/autoscaling/wakeQuery", scaleToZeroUnused},
 		{"/serving/inferencePool/gateway", inferencePoolUnused},
 		{"/serving/inferencePool/pickerImage", inferencePoolUnused},
@@ -180,11 +184,29 @@ func promptUnused(w *Workload) string {
 	return ""
 }
 
+// helpersUnused: who the chart's helper pods and containers run as, where
+// there are none: on a claim one node mounts, the steps run in the run's
+// pods (as the image's user), and no shell, TensorBoard or endpoint picker
+// is asked for.
+func helpersUnused(w *Workload) string {
+	switch {
+	case boolean(w.V, "shell", "enabled"), boolean(w.V, "tensorboard", "enabled"),
+		w.Mode == "serve" && boolean(w.V, "serving", "inferencePool", "enabled"):
+		return ""
+	case !w.singleNode() && (w.downloads() || boolean(w.V, "steps", "preprocess", "enabled") || boolean(w.V, "steps", "precompile", "enabled") || boolean(w.V, "steps", "fabricTest", "enabled")):
+		return "" // a download Job, or the run's pods wait for the steps
+	}
+	return "it is who the chart's helpers run as (a download Job, the containers that wait for the steps, the shell, TensorBoard, the endpoint picker), and this workload has none: its steps run in its own pods"
+}
+
 // Unused finds the values set (other than the chart's defaults) that the
 // mode or the values around them leave unread, as LR014 warnings naming
 // each field.
 func Unused(v, defaults map[string]any, pos *values.Positions) []Finding {
+	// The catalog entries, where the selections name them (a download
+	// needs the model's repository; a slice the profile's shapes).
 	w := partialWorkload(v)
+	w.Model, w.Acc = mapAt(v, "catalog", "models", w.ModelName), mapAt(v, "catalog", "accelerators", w.Profile)
 	var out []Finding
 	seen := map[string]bool{}
 	for _, u := range unusedFields() {

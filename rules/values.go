@@ -152,14 +152,7 @@ func metaModelParallel(w *Workload, pos *values.Positions) []Finding {
 // exists where there is a step for it.
 func modeShape(w *Workload, pos *values.Positions) []Finding {
 	var out []Finding
-	// Cloud TPUs run vLLM's TPU build; torchrun, mpirun, Ray's CUDA
-	// workers and the built-in PyTorch program need launchers for JAX or
-	// PyTorch/XLA that the chart does not write: a command of the user's
-	// runs as it is.
-	if acceleratorKind(str(w.Acc, "resource")) == "tpu" && w.mode().Launcher != modes.Server && len(list(w.V, "workload", "command")) == 0 {
-		out = append(out, at(pos, "LR014", Error, "/accelerator/profile", fmt.Sprintf(
-			"%s has Cloud TPUs, which this chart runs only as a server (orchestration.mode: serve, vLLM's TPU build); mode %s starts PyTorch programs that need GPUs: give workload.command your own JAX (MaxText) or PyTorch/XLA launcher, or use a GPU profile", w.Profile, w.Mode)))
-	}
+	out = append(out, tpuShape(w, pos)...)
 	if w.mode().Nodes == "one" && w.Nodes > 1 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
 			"mode %s runs one pod, but workload.nodes is %d; use %s for several nodes", w.Mode, w.Nodes, modes.Or(trainingModes(modes.Mode.Several)))))

@@ -178,6 +178,15 @@ PET_* variable (Kubeflow Trainer).
   pipe = pipeline("text-generation", model=os.environ["MODEL_DIR"], torch_dtype=torch.bfloat16, device_map="auto")
   out = pipe(os.environ["PROMPT"], max_new_tokens=int(os.environ["MAX_NEW_TOKENS"]))
   print(out[0]["generated_text"])
+{{- else if $c.tpu -}}
+{{- /* A TPU slice: one process a host, which finds the others itself
+(JAX's jax.distributed.initialize(), PyTorch/XLA's PJRT) from the
+TPU_WORKER_* variables. */}}
+- python3
+- {{ $v.workload.script | quote }}
+{{- with $v.workload.args }}
+{{ toYaml . }}
+{{- end }}
 {{- else -}}
 - torchrun
 {{- /* One process per GPU, or per NeuronCore on Trainium. */}}

@@ -76,6 +76,28 @@ CLI. */ -}}
 {{- $devices := int $a.devicesPerNode -}}
 {{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
 {{- $nodes := int $v.workload.nodes -}}
+{{- /* A Cloud TPU slice: its shape selects the node pool (the topology
+label), and its hosts (the shape's chips over a host's) are the run's
+nodes, slice by slice, each with all of its host's chips. */ -}}
+{{- $tpu := dict -}}
+{{- with get $a "tpu" -}}
+{{- $topology := $v.accelerator.topology | default .topology -}}
+{{- if not (has $topology .topologies) -}}
+{{- fail (printf "LR011: accelerator.topology %q is not a slice shape of %s (known: %s)" $topology $v.accelerator.profile (join ", " .topologies)) -}}
+{{- end -}}
+{{- $chips := 1 -}}
+{{- range splitList "x" $topology }}{{ $chips = mul $chips (int .) }}{{ end -}}
+{{- $hosts := max 1 (div $chips (int $a.devicesPerNode)) -}}
+{{- $slices := int ($v.accelerator.slices | default 1) -}}
+{{- if ne $nodes (int (mul $hosts $slices)) -}}
+{{- fail (printf "LR014: /workload/nodes: a %s slice of %s is %d host(s) of %d chips, and the run spans %d slice(s): set workload.nodes to %d" $topology $v.accelerator.profile $hosts (int $a.devicesPerNode) $slices (mul $hosts $slices)) -}}
+{{- end -}}
+{{- if ne $devices (int $a.devicesPerNode) -}}
+{{- fail (printf "LR014: /accelerator/devices: a TPU slice's pods take every chip of their host: set accelerator.devices to %d (or 0)" (int $a.devicesPerNode)) -}}
+{{- end -}}
+{{- $a = merge (dict "nodeSelector" (merge (dict "cloud.google.com/gke-tpu-topology" $topology) $a.nodeSelector)) (deepCopy $a) -}}
+{{- $tpu = dict "topology" $topology "hosts" $hosts "slices" $slices -}}
+{{- end -}}
 {{- $name := .Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- /* Logical cores per device: Trainium2 groups its physical cores by LNC. */ -}}
 {{- $lnc := int ($v.accelerator.lnc | default (get $a "defaultLnc") | default 1) -}}
@@ -207,4 +229,5 @@ steps: {{ toJson $steps }}
 stepsInPod: {{ $stepsInPod }}
 lnc: {{ $lnc }}
 fabric: {{ include "llm.fabric" (dict "root" . "acc" $a "kind" $fabric "tcp" (and (eq $want "tcp") (ne $native "")) "name" $name) }}
+tpu: {{ toJson $tpu }}
 {{- end -}}
