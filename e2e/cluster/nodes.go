@@ -248,6 +248,15 @@ func gb(machine, accelerator string, vcpu, memGi int64) Shape {
 		map[corev1.ResourceName]string{"nvidia.com/gpu": "4"}, labels, taints, gkeDaemons))
 }
 
+// tpuHost is a GKE TPU VM of 4 chips in the node pool of one slice: the
+// pool's accelerator and topology labels, GKE's TPU taint.
+func tpuHost(machine, accelerator, topology, pool string, vcpu, memGi int64) Shape {
+	labels := gke(machine, "")
+	labels["cloud.google.com/gke-nodepool"] = machine + "-" + topology + "-" + pool
+	labels["cloud.google.com/gke-tpu-accelerator"], labels["cloud.google.com/gke-tpu-topology"] = accelerator, topology
+	return shape(machine, vcpu, 110, func() (int64, int64) { return gkeMemory(memGi) }, map[corev1.ResourceName]string{"google.com/tpu": "4"}, labels, tpuTaint, gkeDaemons)
+}
+
 // amdOnPrem is an on-premises 8-GPU AMD server, labelled by the GPU
 // Operator's node labeller with its GPUs' device id and memory, and the
 // node feature discovery label the operator selects nodes by.
@@ -301,6 +310,16 @@ var Shapes = map[string]Shape{
 		labels["cloud.google.com/gke-tpu-accelerator"], labels["cloud.google.com/gke-tpu-topology"] = "tpu-v6e-slice", "2x4"
 		return shape("ct6e-standard-8t", 180, 110, func() (int64, int64) { return gkeMemory(1440) }, map[corev1.ResourceName]string{"google.com/tpu": "8"}, labels, tpuTaint, gkeDaemons)
 	}(),
+	// Cloud TPU hosts of 4 chips (xpk's machine types; vCPU and memory
+	// from the Cloud TPU documentation), in a node pool of one slice of the
+	// profile's default shape.
+	"tpu-v5e": tpuHost("ct5lp-hightpu-4t", "tpu-v5-lite-podslice", "2x4", "a", 112, 192),
+	"tpu-v5p": tpuHost("ct5p-hightpu-4t", "tpu-v5p-slice", "2x2x2", "a", 208, 448),
+	"tpu-v6e": tpuHost("ct6e-standard-4t", "tpu-v6e-slice", "4x4", "a", 180, 720),
+	"tpu7x":   tpuHost("tpu7x-standard-4t", "tpu7x", "2x2x2", "a", 224, 960),
+	// Two node pools of a 2x4 v6e slice each, for runs across slices.
+	"tpu-v6e-2x4-a": tpuHost("ct6e-standard-4t", "tpu-v6e-slice", "2x4", "a", 180, 720),
+	"tpu-v6e-2x4-b": tpuHost("ct6e-standard-4t", "tpu-v6e-slice", "2x4", "b", 180, 720),
 	// Azure ND MI300X v5 (96 vCPU, 1850 GiB, 8 MI300X, 8 InfiniBand NICs).
 	"nd-mi300x-v5": aksShape("Standard_ND96isr_MI300X_v5", 96, 1850, map[corev1.ResourceName]string{"amd.com/gpu": "8", "rdma/ib": "8"}, "ndmi300x", "", aksGPUTaint),
 	// On-premises AMD Instinct servers (two sockets, 256 threads, 2 TiB, 8

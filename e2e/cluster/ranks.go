@@ -113,6 +113,51 @@ func sglangRank(s *running) rank {
 	return rk
 }
 
+// jaxRank reads what JAX's GKE TPU detection (jax.distributed.initialize
+// with no arguments) and PyTorch/XLA read on a slice's host:
+// TPU_WORKER_HOSTNAMES, the slice's hosts in order, and TPU_WORKER_ID,
+// this host's place among them; across slices, MEGASCALE_NUM_SLICES and
+// MEGASCALE_SLICE_ID, and MEGASCALE_COORDINATOR_ADDRESS, where process 0
+// runs (the slice's first host without it). A process's rank is its slice
+// times the slice's hosts, plus its id.
+func (r *Runtime) jaxRank(s *running) rank {
+	hosts := strings.Split(s.env["TPU_WORKER_HOSTNAMES"], ",")
+	rk := rank{launcher: "jax"}
+	number := func(name, def string) int {
+		v, ok := s.env[name]
+		if !ok {
+			v = def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil && rk.err == nil {
+			rk.err = fmt.Errorf("%s=%q is not a number", name, v)
+		}
+		return n
+	}
+	id, slices, slice := number("TPU_WORKER_ID", ""), number("MEGASCALE_NUM_SLICES", "1"), number("MEGASCALE_SLICE_ID", "0")
+	switch {
+	case rk.err != nil:
+		return rk
+	case id < 0 || id >= len(hosts):
+		rk.err = fmt.Errorf("TPU_WORKER_ID=%d is not an index of TPU_WORKER_HOSTNAMES (%d hosts)", id, len(hosts))
+		return rk
+	case slice < 0 || slice >= slices:
+		rk.err = fmt.Errorf("MEGASCALE_SLICE_ID=%d is not a slice of MEGASCALE_NUM_SLICES=%d", slice, slices)
+		return rk
+	}
+	if pods := r.resolve(s, hosts[id]); len(pods) != 1 || pods[0] != s.pod.UID {
+		rk.err = fmt.Errorf("TPU_WORKER_HOSTNAMES names %s at TPU_WORKER_ID %d, which is %s, not this pod (%s)", hosts[id], id, r.podNames(pods), s.pod.Name)
+		return rk
+	}
+	rk.master = hosts[0]
+	if v := s.env["MEGASCALE_COORDINATOR_ADDRESS"]; v != "" {
+		rk.master, _, _ = strings.Cut(v, ":")
+	}
+	rk.nodes, rk.node = len(hosts)*slices, slice*len(hosts)+id
+	rk.world, rk.key = rk.nodes, "jax "+rk.master
+	return rk
+}
+
 // intFlag reads a numeric flag, or def.
 func intFlag(args []string, def int, names ...string) int {
 	if v, ok := sandbox.FlagInt(args, names...); ok {
@@ -134,9 +179,9 @@ type gang struct {
 // and world size, node ranks each once, and the master address naming
 // rank 0's pod. A server then serves; other work works.
 func (r *Runtime) distributed(ctx context.Context, s *running, rk rank) standin.Answer {
-	ok := work
-	if rk.launcher != "torchrun" {
-		ok = serve
+	ok := serve // a server's ranks
+	if rk.launcher == "torchrun" || rk.launcher == "jax" {
+		ok = work
 	}
 	if rk.err != nil {
 		return fail("%s", rk.err)
@@ -144,7 +189,8 @@ func (r *Runtime) distributed(ctx context.Context, s *running, rk rank) standin.
 	if want := r.expected(s.pod.Namespace).World; want > 0 && rk.world != want {
 		return fail("%s starts %d processes (ranks); the plan's world size is %d", rk.launcher, rk.world, want)
 	}
-	if gpus := s.gpus(); gpus > 0 && rk.nodes > 0 && rk.world/rk.nodes != gpus {
+	// A JAX or PyTorch/XLA process uses every chip of its host.
+	if gpus := s.gpus(); gpus > 0 && rk.nodes > 0 && rk.launcher != "jax" && rk.world/rk.nodes != gpus {
 		return fail("%s starts %d process(es) (ranks) on each node; its container has %d GPU(s)", rk.launcher, rk.world/rk.nodes, gpus)
 	}
 	if rk.nodes <= 1 {

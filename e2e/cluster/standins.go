@@ -57,6 +57,16 @@ func (s *running) gpus() int {
 	return 0
 }
 
+// tpus are the TPU chips the stand-in's container was given.
+func (s *running) tpus() int {
+	for _, c := range s.pod.Spec.Containers {
+		if q, ok := c.Resources.Limits["google.com/tpu"]; ok && c.Name == s.container {
+			return int(q.Value())
+		}
+	}
+	return 0
+}
+
 // stoppedWell tells whether the program got a signal or ended by itself.
 func (s *running) stoppedWell() bool {
 	s.mu.Lock()
@@ -188,6 +198,10 @@ func (r *Runtime) judge(ctx context.Context, s *running) standin.Answer {
 			return standin.Answer{Act: "exit"}
 		}
 		return standin.Answer{Act: "exit", Status: 1}
+	case s.env["TPU_WORKER_HOSTNAMES"] != "" && (s.name() == "python" || s.name() == "python3"):
+		return r.distributed(ctx, s, r.jaxRank(s))
+	case s.tpus() > 0 && (s.name() == "python" || s.name() == "python3") && r.expected(s.pod.Namespace).World > 1:
+		return fail("a process of a TPU slice across hosts without TPU_WORKER_HOSTNAMES: JAX and PyTorch/XLA would each start alone, on their host's chips")
 	case slices.Contains(servers, s.name()):
 		return serve
 	case s.env[envRayJob] != "":
