@@ -19,6 +19,7 @@ import (
 type ProfileFacts struct {
 	Name           string
 	NodeSelector   map[string]string
+	Resource       string // the device resource its nodes offer ("" for none)
 	Fabric         string
 	FabricDevices  int64   // devices of the fabric's resource a node has (EFA)
 	FabricGbps     float64 // what the fabric gives a node
@@ -42,8 +43,9 @@ type FabricFacts struct {
 // label of the profile's selector, with its value), or nil.
 func (f Facts) profileOf(spec map[string]any) *ProfileFacts {
 	sel := mapAt(spec, "nodeSelector")
+	var best *ProfileFacts
 	for i, p := range f.Profiles {
-		if len(p.NodeSelector) == 0 {
+		if len(p.NodeSelector) == 0 || best != nil && len(p.NodeSelector) <= len(best.NodeSelector) {
 			continue
 		}
 		match := true
@@ -53,11 +55,13 @@ func (f Facts) profileOf(spec map[string]any) *ProfileFacts {
 				break
 			}
 		}
+		// The most specific profile whose selector the pod's holds (a
+		// one-host TPU slice's, beside its generation's).
 		if match {
-			return &f.Profiles[i]
+			best = &f.Profiles[i]
 		}
 	}
-	return nil
+	return best
 }
 
 // neuronCores is the NeuronCores a process count per Trainium device is

@@ -138,3 +138,29 @@ func acceleratorKind(resource string) string {
 	}
 	return "cuda"
 }
+
+// LR023 (manifests): a pod that requests another kind of accelerator than
+// the nodes its selector picks offer (NVIDIA GPUs on AMD or TPU nodes, ...):
+// no node has the resource, so the pod stays Pending.
+func foreignDevices(objs []Object, facts Facts) []Finding {
+	var out []Finding
+	for _, o := range objs {
+		for _, pt := range podTemplates(o) {
+			p := facts.profileOf(pt.spec)
+			if p == nil || p.Resource == "" {
+				continue
+			}
+			for i, c := range list(pt.spec, "containers") {
+				cm, _ := c.(map[string]any)
+				res, n := devicesOf(cm)
+				if n == 0 || acceleratorKind(res) == acceleratorKind(p.Resource) {
+					continue
+				}
+				out = append(out, objFinding("LR023", Error, o, fmt.Sprintf("%s.containers[%d].resources", pt.path, i),
+					"requests %s (%s), but the %s nodes its node selector picks offer %s (%s): no node has it, so the pod stays Pending",
+					res, kindNames[acceleratorKind(res)], p.Name, p.Resource, kindNames[acceleratorKind(p.Resource)]))
+			}
+		}
+	}
+	return out
+}

@@ -96,7 +96,7 @@ func FactsFrom(v map[string]any) Facts {
 		}
 		fabGbps, _ := num(accs[name], "fabricGbps")
 		tcpGbps, _ := num(accs[name], "tcpGbps")
-		f.Profiles = append(f.Profiles, ProfileFacts{Name: name, NodeSelector: sel, Fabric: str(accs[name], "fabric"),
+		f.Profiles = append(f.Profiles, ProfileFacts{Name: name, NodeSelector: sel, Resource: str(accs[name], "resource"), Fabric: str(accs[name], "fabric"),
 			FabricDevices: fabricDevices(accs[name]), FabricGbps: fabGbps, TCPGbps: tcpGbps,
 			CoresPerDevice: integer(accs[name], "coresPerDevice"), DefaultLnc: integer(accs[name], "defaultLnc")})
 	}
@@ -115,6 +115,7 @@ func CheckObjects(objs []Object, facts Facts) []Finding {
 		func(objs []Object) []Finding { return fabricWiring(objs, facts) },
 		func(objs []Object) []Finding { return nprocMatchesDevices(objs, facts) },
 		func(objs []Object) []Finding { return undigestedImages(objs, facts) },
+		func(objs []Object) []Finding { return foreignDevices(objs, facts) },
 		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets, jobSetPolicies,
 	} {
 		fs = append(fs, rule(objs)...)

@@ -86,6 +86,10 @@ func TestManifestRuleMessages(t *testing.T) {
 			"warning LR010: Pod/p: spec.initContainers[0]: container fetch pulls busybox with imagePullPolicy Always (the default for latest or no tag)",
 			"warning LR010: Pod/p: spec.initContainers[1]: container warm runs img:latest, a tag that moves: nodes that pulled it at different times run different images (imagePullPolicy IfNotPresent)"},
 		"LR012-bad.yaml": {"error LR012: MPIJob/m: spec.mpiReplicaSpecs.Launcher: mpirun -np 8 but 4 workers x 1 slots = 4 ranks"},
+		"LR023-bad.yaml": {
+			"error LR023: Pod/cuda-on-amd: spec.containers[0].resources: requests nvidia.com/gpu (NVIDIA GPUs (CUDA)), but the nd-mi300x-v5 nodes its node selector picks offer amd.com/gpu (AMD GPUs (ROCm)): no node has it, so the pod stays Pending",
+			"error LR023: Pod/gpu-on-tpu: spec.containers[0].resources: requests nvidia.com/gpu (NVIDIA GPUs (CUDA)), but the tpu-v6e-8 nodes its node selector picks offer google.com/tpu (Cloud TPUs)",
+		},
 		"LR020-bad.yaml": {
 			"warning LR020: Job/no-nics: spec.template.metadata.annotations: 2 pods on h100-mega-80gb nodes talk over the primary NIC only",
 			"warning LR020: Job/no-imex: spec.template.spec.resourceClaims: 2 pods on gb200-186gb nodes claim no IMEX channel (from a ComputeDomain's ResourceClaimTemplate): NCCL on GPUs with an NVLink fabric stops at start without one",

@@ -85,7 +85,7 @@ var All = []Rule{
 	{"LR020", "fabric wiring of accelerator pods: pods on several nodes of a machine with a fabric (GPUDirect, EFA) without its wiring, interfaces annotation vs the machine's NICs, a receive daemon that is not a native sidecar or lacks its devices, missing aperture devices or plugin volume, EFA on some ranks only, settings that force sockets, /dev/infiniband hostPath, daemon and plugin of different releases"},
 	{"LR021", "a server (orchestration.mode serve) no build of its engine runs: a kind of accelerator or several nodes without a build, a tensor parallel size that does not divide the model's attention or KV heads, tensor x pipeline parallel unlike the devices, a maxModelLen over the model's context"},
 	{"LR022", "the manifests checked hold the same object twice (lint of several files or a directory): apply tools keep only the last"},
-	{"LR023", "an image built for another kind of accelerator than the profile has (CUDA on Trainium, TPUs, AMD or CPU; Neuron on GPUs; a server build for other devices), or NCCL's variables where no NCCL runs"},
+	{"LR023", "an image built for another kind of accelerator than the profile has (CUDA on Trainium, TPUs, AMD or CPU; Neuron on GPUs; a server build for other devices), NCCL's variables where no NCCL runs, or a pod that requests another kind of accelerator than its nodes offer"},
 }
 
 // unwaivable says, for each rule some of whose findings a waiver cannot
