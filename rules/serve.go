@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 
@@ -87,6 +88,11 @@ func (w *Workload) Server() Server {
 		s.Platform = "gpu"
 	}
 	s.Build = mapAt(w.V, "catalog", "servers", s.Engine, "platforms", s.Platform)
+	if img := str(w.Acc, "serverImages", s.Engine); img != "" && s.Build != nil {
+		// The profile's build of the engine (one per device generation).
+		s.Build = maps.Clone(s.Build)
+		s.Build["image"] = img
+	}
 	if s.MaxNumSeqs <= 0 {
 		s.MaxNumSeqs = integer(s.Build, "maxNumSeqs") // the build's own default, or 0: the engine's
 	}

@@ -64,6 +64,9 @@ Inputs (dict): root, ctx.
 {{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ else if hasPrefix "amd.com/" $c.acc.resource }}{{ $platform = "rocm" }}{{ else if eq $c.acc.resource "google.com/tpu" }}{{ $platform = "tpu" }}{{ end -}}
 {{- $server := get $v.catalog.servers $s.engine | default dict -}}
 {{- $build := get (get $server "platforms" | default dict) $platform | default dict -}}
+{{- /* The profile's own build of the engine, where the engine builds per
+device generation. */ -}}
+{{- with get (get $c.acc "serverImages" | default dict) $s.engine }}{{ $build = merge (dict "image" .) $build }}{{ end -}}
 {{- /* Sequences at once: the values', or the build's default, or 0 for
 the engine's own (no flag). */ -}}
 {{- $seqs := int $s.maxNumSeqs | default (int (get $build "maxNumSeqs" | default 0)) | int -}}
