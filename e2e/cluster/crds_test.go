@@ -28,6 +28,8 @@ func TestPinnedCRDsMatchTheMakefile(t *testing.T) {
 		"github.com/kubeflow/trainer/v2":              "TRAINER",
 		// Its endpoint picker runs in TestEndpointPickerServesThePool.
 		"sigs.k8s.io/gateway-api-inference-extension": "EPP",
+		// Its ComputeDomain controller makes the IMEX channel templates.
+		"sigs.k8s.io/dra-driver-nvidia-gpu": "DRA_NVIDIA",
 	}
 	// CRDs served with no controller: their objects only need to exist
 	// (the Prometheus Operator's PodMonitor, KEDA's ScaledObject, Gateway
