@@ -30,6 +30,7 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"serving.dataParallelAttention=on",
 		"serving.lora.adapters[0].name=a,serving.lora.adapters[0].hfRepo=org/a,serving.lora.adapters[0].rank=24,serving.lora.adapters[1].name=b,serving.lora.adapters[1].hfRepo=org/b",
 		"serving.dataParallelAttention=off,serving.engine=sglang",
+		"serving.disaggregation.enabled=true,serving.disaggregation.prefill.replicas=3,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw",
 	}
 	compared, refused := 0, map[string]int{}
 	// Dense, GQA with a head_dim of its own (qwen3-8b), MoE with sliding
@@ -71,11 +72,26 @@ func compareServer(t *testing.T, set string, res *Result) {
 	w, _ := rules.NewWorkload(res.Values, res.Positions)
 	s := w.Server()
 	objs := decoded(t, res)
+	// The servers' object (a decode server's, with prefill and decode
+	// apart: their counts are compared apart).
 	var run map[string]any
 	for _, o := range objs {
-		if k := o.Doc["kind"]; k == "Deployment" || k == "LeaderWorkerSet" {
-			run = o.Doc
+		labels, _ := o.Doc["metadata"].(map[string]any)["labels"].(map[string]any)
+		if k := o.Doc["kind"]; (k == "Deployment" || k == "LeaderWorkerSet") && labels["app.kubernetes.io/component"] == "run" {
+			phase := strings.TrimPrefix(o.Doc["metadata"].(map[string]any)["name"].(string), "release-name-")
+			if s.Prefill > 0 {
+				want := map[string]int64{"prefill": s.Prefill, "decode": s.Decode}[phase]
+				if got := toInt(o.Doc["spec"].(map[string]any)["replicas"]); got != want {
+					t.Errorf("%s: %d %s servers rendered, the rules count %d", set, got, phase, want)
+				}
+			}
+			if s.Prefill == 0 || phase == "decode" {
+				run = o.Doc
+			}
 		}
+	}
+	if s.Prefill > 0 {
+		s.Replicas = s.Decode // the last one's count, compared below
 	}
 	if run == nil {
 		t.Errorf("%s: no Deployment or LeaderWorkerSet", set)

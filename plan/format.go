@@ -274,7 +274,10 @@ func fabricLine(f *Fabric, nodes int64) string {
 	if d := f.Domain; d != nil {
 		s += fmt.Sprintf("; the pods keep to one NVLink domain of up to %d nodes (the same %s)", d.Nodes, d.Label)
 	}
-	if nodes == 1 && f.Kind != "" {
+	switch {
+	case f.KVTransfer:
+		s += "; it carries the KV caches from the prefill servers to the decode servers (NIXL over UCX)"
+	case nodes == 1 && f.Kind != "":
 		s += "; wired on one node, where it carries nothing until the workload spans nodes"
 	}
 	if len(f.Missing) > 0 {

@@ -71,6 +71,9 @@ type Fabric struct {
 	// Domain is the NVLink domain the run's pods are kept in (rack-scale
 	// NVLink), nil elsewhere.
 	Domain *Domain `json:"nvlinkDomain,omitempty"`
+	// KVTransfer: the fabric carries KV caches between prefill and decode
+	// servers (serving.disaggregation), each on one node.
+	KVTransfer bool `json:"kvTransfer,omitempty"`
 }
 
 // Domain is a rack-scale NVLink domain: how many nodes it holds and the
@@ -262,6 +265,7 @@ const downloadRate = 100e6 // bytes per second
 // gives a node, and the run's accelerator pods that lack it.
 func fabricOf(w *rules.Workload, steps []Step) *Fabric {
 	f := &Fabric{Kind: w.FabricOf(), Native: tree.String(w.Acc, "fabric"), Gbps: number(w.Acc, "fabricGbps"), TCPGbps: number(w.Acc, "tcpGbps")}
+	f.KVTransfer = w.Disaggregated() && f.Kind != ""
 	if d := tree.Map(w.Acc, "nvlinkDomain"); d != nil && w.Nodes > 1 {
 		f.Domain = &Domain{Nodes: tree.Int(d, "nodes"), Label: tree.String(d, "label")}
 	}

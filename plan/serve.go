@@ -11,13 +11,17 @@ import (
 // Serve is the server of orchestration.mode serve: what runs it, its
 // parallelism, where clients reach it and how long it takes to start.
 type Serve struct {
-	Engine           string `json:"engine"`
-	Image            string `json:"image"`
-	Object           string `json:"object"`   // Deployment/<name> or LeaderWorkerSet/<name>
-	Replicas         int64  `json:"replicas"` // servers (the most, with autoscaling)
-	NodesPerServer   int64  `json:"nodesPerServer"`
-	TensorParallel   int64  `json:"tensorParallel"`
-	PipelineParallel int64  `json:"pipelineParallel"`
+	Engine   string `json:"engine"`
+	Image    string `json:"image"`
+	Object   string `json:"object"`   // Deployment/<name> or LeaderWorkerSet/<name>
+	Replicas int64  `json:"replicas"` // servers (the most, with autoscaling)
+	// Prefill and Decode are the servers of each role when prefill and
+	// decode are apart (serving.disaggregation), 0 otherwise.
+	Prefill          int64 `json:"prefill,omitempty"`
+	Decode           int64 `json:"decode,omitempty"`
+	NodesPerServer   int64 `json:"nodesPerServer"`
+	TensorParallel   int64 `json:"tensorParallel"`
+	PipelineParallel int64 `json:"pipelineParallel"`
 	// DataParallel is the ranks that run attention each on their own
 	// sequences (data-parallel attention), 1 otherwise; ExpertParallel
 	// tells whether the experts spread over the devices.
@@ -54,7 +58,9 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 	s := w.Server()
 	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: w.Nodes,
 		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes,
-		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: fit.SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters}
+		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: fit.SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters,
+		Prefill: s.Prefill, Decode: s.Decode}
+	var runs []string
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
 		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
@@ -63,7 +69,7 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 		}
 		switch kind {
 		case "Deployment", "LeaderWorkerSet":
-			out.Object = kind + "/" + name(o)
+			runs = append(runs, kind+"/"+name(o))
 		case "PodMonitor":
 			interval := ""
 			if eps := tree.List(tree.Map(o.Doc, "spec")["podMetricsEndpoints"]); len(eps) > 0 {
@@ -76,6 +82,10 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 				gw, _ = refs[0].(map[string]any)["name"].(string)
 			}
 			out.Gateway = fmt.Sprintf("through Gateway %s: HTTPRoute/%s to InferencePool/%s, whose endpoint picker %s-epp sends each request to the server with the shortest queue, the most free KV cache and the longest cached prefix", gw, name(o), name(o), name(o))
+			if w.Disaggregated() {
+				out.Gateway = fmt.Sprintf("through Gateway %s: HTTPRoute/%s to InferencePool/%s, whose endpoint picker %s-epp (llm-d's inference scheduler) sends each request to a decode server and, when at least %d of its prompt tokens are not cached there, has a prefill server compute the prompt first; vLLM's NixlConnector moves the KV cache from the prefill server to the decode server over %s",
+					gw, name(o), name(o), name(o), tree.Int(w.V, "serving", "disaggregation", "nonCachedTokens"), w.FabricOf())
+			}
 		case "HorizontalPodAutoscaler", "ScaledObject":
 			out.Autoscaling = fmt.Sprintf("%s/%s, %d to %d servers on the queue (%s per server)", kind, name(o),
 				tree.Int(w.V, "serving", "autoscaling", "minReplicas"), tree.Int(w.V, "serving", "autoscaling", "maxReplicas"), queueTarget(w))
@@ -91,6 +101,7 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 			out.Endpoint = fmt.Sprintf("http://%s.%s.svc:%v/v1", name(o), namespace, port)
 		}
 	}
+	out.Object = strings.Join(runs, " and ")
 	rate := s.ReadRate() * 1e9 / 60 // bytes a second
 	read := fmt.Sprintf("~%d min for %s at %s/s", max(1, int(checkpoint/rate/60+0.5)), bytesText(checkpoint), bytesText(rate))
 	if out.Autoscaling != "" && tree.Int(w.V, "serving", "autoscaling", "minReplicas") == 0 {
@@ -146,8 +157,12 @@ func serveLine(s *Serve, c Compute) string {
 	if s.ExpertParallel {
 		parallel += fmt.Sprintf(", experts spread over %d devices", s.TensorParallel*s.DataParallel)
 	}
+	servers := plural(s.Replicas, "server")
+	if s.Prefill > 0 {
+		servers = fmt.Sprintf("(%d prefill + %d decode) servers", s.Prefill, s.Decode)
+	}
 	return fmt.Sprintf("%s x (%d node(s) x %d %s) = %d device(s); %s per server",
-		plural(s.Replicas, "server"), s.NodesPerServer, c.DevicesPerNode, c.Resource, s.Replicas*c.Devices, parallel)
+		servers, s.NodesPerServer, c.DevicesPerNode, c.Resource, s.Replicas*c.Devices, parallel)
 }
 
 // serverLines are the plan's lines about a server, label first.

@@ -14,13 +14,14 @@ import (
 
 // FabricOf is the fabric the chart wires for the values, as llm.ctx
 // resolves it: the profile's when asked for by name or when the workload
-// spans nodes; none with tcp.
+// spans nodes (disaggregated servers do); none with tcp.
 func (w *Workload) FabricOf() string {
 	want := str(w.V, "accelerator", "fabric")
 	native := str(w.Acc, "fabric")
 	switch want {
 	case "", "auto":
-		if w.Nodes > 1 {
+		// Disaggregated servers move KV caches between nodes too.
+		if w.Nodes > 1 || w.Disaggregated() {
 			return native
 		}
 		return ""

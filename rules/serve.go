@@ -76,6 +76,75 @@ type Server struct {
 	LoraRank int64
 	// StartupMinutes is the startup probe's allowance.
 	StartupMinutes int64
+	// Prefill and Decode are the servers of each role when prefill and
+	// decode are apart (serving.disaggregation); Replicas is then their
+	// sum. Both 0 otherwise.
+	Prefill, Decode int64
+}
+
+// Disaggregated tells whether prefill and decode run on servers apart
+// (serving.disaggregation, in mode serve).
+func (w *Workload) Disaggregated() bool {
+	return w.Mode == "serve" && boolean(w.V, "serving", "disaggregation", "enabled")
+}
+
+// LR014, LR021: prefill and decode apart, as llm-d's P/D path runs them:
+// vLLM servers of one node each, behind the InferencePool whose picker
+// pairs them, on a fabric NIXL's UCX backend moves KV caches over.
+func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding {
+	if !w.Disaggregated() {
+		return nil
+	}
+	const ptr = "/serving/disaggregation/enabled"
+	var out []Finding
+	if s.Engine != "vllm" {
+		out = append(out, at(pos, "LR021", Error, ptr, fmt.Sprintf(
+			"prefill and decode apart run vLLM's NixlConnector, as llm-d's P/D path does; %s's disaggregation is not rendered: use serving.engine vllm", s.Engine)))
+	}
+	if !boolean(w.V, "serving", "inferencePool", "enabled") {
+		out = append(out, at(pos, "LR014", Error, ptr,
+			"prefill and decode servers are paired per request by llm-d's endpoint picker, which serves an InferencePool: set serving.inferencePool.enabled and its gateway"))
+	}
+	if w.Nodes > 1 {
+		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
+			"prefill and decode servers are one node each here (llm-d's P/D path), and workload.nodes is %d; servers across nodes with prefill and decode apart (llm-d's wide expert parallelism) are not rendered", w.Nodes)))
+	}
+	if w.autoscales() {
+		out = append(out, at(pos, "LR014", Error, "/serving/autoscaling/kind",
+			"prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas, decode.replicas); an autoscaler of the release's one server count is not rendered beside them: set kind none"))
+	}
+	if str(w.V, "serving", "dataParallelAttention") == "on" {
+		out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
+			"prefill and decode servers are tensor-parallel here, as llm-d's P/D path runs them: set dataParallelAttention auto or off"))
+	}
+	kind := w.FabricOf()
+	switch backend := str(w.V, "catalog", "fabrics", kind, "nixlBackend"); {
+	case kind == "":
+		out = append(out, at(pos, "LR019", Error, ptr, fmt.Sprintf(
+			"KV caches move between the prefill and decode servers' GPUs over RDMA (NIXL's UCX backend), and %s has no RDMA fabric%s: use a profile with GPUDirect RDMA or InfiniBand (%s)",
+			w.Profile, orEmpty(str(w.Acc, "fabric"), " in use"), strings.Join(w.nixlProfiles(), ", "))))
+	case backend != "UCX":
+		why := "is not RDMA"
+		if backend != "" {
+			why = fmt.Sprintf("is reached through NIXL's %s backend, which llm-d's P/D path at this release does not configure", backend)
+		}
+		out = append(out, at(pos, "LR019", Error, ptr, fmt.Sprintf(
+			"KV caches move between the prefill and decode servers over RDMA with NIXL's UCX backend, and %s's fabric %s %s: use a profile with GPUDirect RDMA or InfiniBand (%s)",
+			w.Profile, kind, why, strings.Join(w.nixlProfiles(), ", "))))
+	}
+	return out
+}
+
+// nixlProfiles are the profiles whose fabric NIXL's UCX backend runs on.
+func (w *Workload) nixlProfiles() []string {
+	var out []string
+	accs := mapAt(w.V, "catalog", "accelerators")
+	for _, name := range values.SortedKeys(accs) {
+		if str(w.V, "catalog", "fabrics", str(accs[name], "fabric"), "nixlBackend") == "UCX" {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // Server derives the server of the values (meaningful in mode serve).
@@ -116,6 +185,11 @@ func (w *Workload) Server() Server {
 	s.Replicas = max(1, integer(w.V, "serving", "replicas"))
 	if w.autoscales() {
 		s.Replicas = max(1, integer(w.V, "serving", "autoscaling", "maxReplicas"))
+	}
+	if w.Disaggregated() {
+		s.Prefill = max(1, integer(w.V, "serving", "disaggregation", "prefill", "replicas"))
+		s.Decode = max(1, integer(w.V, "serving", "disaggregation", "decode", "replicas"))
+		s.Replicas = s.Prefill + s.Decode
 	}
 	s.Offline = boolean(w.V, "download", "offline")
 	s.Source, s.URI = str(w.V, "serving", "weights", "from"), str(w.V, "serving", "weights", "uri")
@@ -160,6 +234,9 @@ func (w *Workload) Server() Server {
 		s.DataParallelAttention = true
 	case "auto":
 		s.DataParallelAttention = f.MoE() && s.Platform == "gpu" && devices > 1 && (f.Attention == "mla" || w.Nodes > 1)
+	}
+	if w.Disaggregated() {
+		s.DataParallelAttention = false // llm-d's P/D servers are tensor-parallel
 	}
 	if s.DataParallelAttention {
 		s.DP, s.TP, s.PP = max(1, devices), 1, 1
@@ -231,6 +308,7 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 	}
 	s := w.Server()
 	out = append(out, weightsShape(w, pos, s)...)
+	out = append(out, disaggregationShape(w, pos, s)...)
 	if boolean(w.V, "serving", "inferencePool", "enabled") {
 		if str(w.V, "serving", "inferencePool", "gateway", "name") == "" {
 			out = append(out, at(pos, "LR014", Error, "/serving/inferencePool/gateway/name",

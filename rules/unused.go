@@ -136,8 +136,30 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 		{"/accelerator/slices", sliceUnused},
 		{"/serving/autoscaling/wakeQuery", scaleToZeroUnused},
 		{"/serving/inferencePool/gateway", inferencePoolUnused},
-		{"/serving/inferencePool/pickerImage", inferencePoolUnused},
-		{"/serving/inferencePool/flowControl", inferencePoolUnused},
+		{"/serving/inferencePool/pickerImage", func(w *Workload) string {
+			if w.Disaggregated() {
+				return "with prefill and decode apart the picker is llm-d's inference scheduler (serving.disaggregation.pickerImage)"
+			}
+			return inferencePoolUnused(w)
+		}},
+		{"/serving/inferencePool/flowControl", func(w *Workload) string {
+			if w.Disaggregated() {
+				return "llm-d's prefill/decode configuration holds no requests (flow control is the extension's picker's)"
+			}
+			return inferencePoolUnused(w)
+		}},
+		{"/serving/disaggregation", func(w *Workload) string {
+			if w.Mode == "serve" && !w.Disaggregated() {
+				return "it shapes prefill and decode servers apart, which serving.disaggregation.enabled renders"
+			}
+			return ""
+		}},
+		{"/serving/replicas", func(w *Workload) string {
+			if w.Disaggregated() {
+				return "prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas and decode.replicas)"
+			}
+			return ""
+		}},
 		{"/serving/inferencePool/objectives", inferencePoolUnused},
 		{"/serving/inferencePool/requestTimeout", inferencePoolUnused},
 		{"/serving/autoscaling/keepAliveMinutes", scaleToZeroUnused},

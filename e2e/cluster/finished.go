@@ -118,10 +118,18 @@ func (c *Cluster) routed(ctx context.Context, pool *unstructured.Unstructured) (
 		if !podReady(&p) {
 			continue
 		}
+		// Its containers, and its native sidecars (a decode server's
+		// routing sidecar answers on the API port).
+		running := slices.Clone(p.Spec.Containers)
+		for _, c := range p.Spec.InitContainers {
+			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				running = append(running, c)
+			}
+		}
 		listens := true
 		for _, t := range targets {
 			n, _, _ := unstructured.NestedInt64(t.(map[string]any), "number")
-			listens = listens && slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool {
+			listens = listens && slices.ContainsFunc(running, func(c corev1.Container) bool {
 				return slices.ContainsFunc(c.Ports, func(cp corev1.ContainerPort) bool { return int64(cp.ContainerPort) == n })
 			})
 		}

@@ -125,6 +125,9 @@ var examples = []struct {
 	// with KEDA (no KEDA runs here: the objects are served and applied).
 	{"serving/serve-gke-h100-llama31-8b-inferencepool", gkeNodes("h100-80gb", 1), 2, 1},
 	{"serving/serve-gke-h100-llama31-8b-scale-to-zero", gkeNodes("h100-80gb", 1), 1, 0},
+	// Prefill and decode apart: two prefill servers and a decode server
+	// behind llm-d's picker, on nodes with their RDMA NICs.
+	{"serving/serve-gke-h200-qwen3-235b-a22b-disaggregated", gkeNodes("h200-141gb", 3), 3, 0},
 	// Weights from a bucket: streamed from S3 into GPU memory (no
 	// download step), and read through Cloud Storage FUSE's volume.
 	{"serving/serve-eks-p5-llama31-70b-instruct-s3-stream", eksNodes("p5-48xlarge", 1), 1, 0},

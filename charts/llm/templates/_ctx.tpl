@@ -184,12 +184,13 @@ them, so a changed step runs the ones after it again. */ -}}
 {{- end -}}
 {{- $stepsInPod := and $singleNode (gt (len $steps) 0) -}}
 {{- /* The fabric: the profile's, when asked for by name or when the
-workload spans nodes; none with tcp. */ -}}
+workload spans nodes (disaggregated servers do); none with tcp. */ -}}
 {{- $native := get $a "fabric" | default "" -}}
 {{- $fabric := "" -}}
 {{- $want := $v.accelerator.fabric | default "auto" -}}
 {{- if eq $want "auto" -}}
-{{- if gt $nodes 1 }}{{ $fabric = $native }}{{ end -}}
+{{- /* Disaggregated servers move KV caches between nodes too. */ -}}
+{{- if or (gt $nodes 1) (and (eq $mode "serve") $v.serving.disaggregation.enabled) }}{{ $fabric = $native }}{{ end -}}
 {{- else if ne $want "tcp" -}}
 {{- if ne $want $native -}}
 {{- fail (printf "LR019: accelerator.fabric %q is not the fabric of %s (%s); use auto, tcp or %q" $want $v.accelerator.profile (ternary "it has none" (printf "it has %s" $native) (eq $native "")) (ternary "auto" $native (eq $native ""))) -}}

@@ -19,6 +19,7 @@ Inputs (dict):
   root, ctx
   component       app.kubernetes.io/component of the pod: its step ("run" for every pod of the run)
   role            optional llmrender.dev/role, for runs with several kinds of pods (launcher, worker, head)
+  labels          optional, more pod labels (a dict)
   accelerator     true for pods that request the profile's devices
   colocate        true for long-running helpers that mount the claim beside the run (shell, TensorBoard)
   helper          reads or writes, for a helper pod of the chart's own (a download, the shell, TensorBoard): it
@@ -57,6 +58,9 @@ spec:
 {{- define "llm.pod.labels" -}}
 {{- with get . "role" }}
 llmrender.dev/role: {{ . | quote }}
+{{- end }}
+{{- with get . "labels" }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 

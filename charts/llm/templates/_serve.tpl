@@ -9,13 +9,16 @@ ties the two).
 
 {{/*
 llm.serve.replicas: the most servers that can run at once: serving.replicas,
-or autoscaling's maximum when it is on (the autoscaler owns the count then).
+or autoscaling's maximum when it is on (the autoscaler owns the count then),
+or the prefill and decode servers of a disaggregated release.
 They all mount the claim, so more than one makes it a shared
 (ReadWriteMany) claim. Input: the values.
 */}}
 {{- define "llm.serve.replicas" -}}
 {{- $s := .serving -}}
-{{- if ne $s.autoscaling.kind "none" -}}
+{{- if $s.disaggregation.enabled -}}
+{{- add (int $s.disaggregation.prefill.replicas) (int $s.disaggregation.decode.replicas) -}}
+{{- else if ne $s.autoscaling.kind "none" -}}
 {{- int $s.autoscaling.maxReplicas -}}
 {{- else -}}
 {{- int $s.replicas -}}
@@ -50,6 +53,7 @@ llm.serve: what the serve templates derive, as JSON.
                     true when each device is a data-parallel rank of its
                     own (then tp and pp are 1), the ranks, those of a node
   startupMinutes    the startup probe's allowance
+  disaggregated     true for prefill and decode servers (serving.disaggregation)
   env               environment the server adds (a list)
 
 Inputs (dict): root, ctx.
@@ -78,6 +82,8 @@ all of them. */ -}}
 {{- $devices := mul (int $c.nodes) (int $c.procsPerNode) -}}
 {{- $moe := gt (int (get $m "experts" | default 0)) 1 -}}
 {{- $dpa := or (eq $s.dataParallelAttention "on") (and (eq $s.dataParallelAttention "auto") $moe (eq $platform "gpu") (gt $devices 1) (or (gt (int (get $m "kvLoraRank" | default 0)) 0) (gt (int $c.nodes) 1))) -}}
+{{- /* Disaggregated servers are tensor-parallel (llm-d's P/D path). */ -}}
+{{- if $s.disaggregation.enabled }}{{ $dpa = false }}{{ end -}}
 {{- $dp := 1 -}}
 {{- if $dpa }}{{ $dp = $devices }}{{ $tp = 1 }}{{ $pp = 1 }}{{ end -}}
 {{- $lws := gt (int $c.nodes) 1 -}}
@@ -197,6 +203,7 @@ server reads them. */ -}}
   "dp" $dp
   "dpLocal" (int $c.procsPerNode)
   "startupMinutes" $startup
+  "disaggregated" (and $s.disaggregation.enabled true)
   "env" $env) -}}
 {{- end -}}
 
@@ -206,13 +213,18 @@ that spans nodes runs one process per node; each finds the leader and its
 own rank from the variables the LeaderWorkerSet gives every container
 (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX). vLLM's workers run
 headless (no API server); SGLang's nodes take the same arguments.
+A prefill or decode server (phase) has vLLM's NixlConnector, which sends
+a prompt's KV cache from the prefill server to the decode server (kv_both:
+either side), and a decode server's vLLM listens behind the routing
+sidecar (llm.serve.vllmPort).
 Inputs (dict): root, serve (llm.serve), role ("leader", "worker", or ""
-for a one-node server).
+for a one-node server), phase ("prefill", "decode" or "").
 */}}
 {{- define "llm.serve.command" -}}
 {{- $v := .root.Values -}}
 {{- $s := $v.serving -}}
 {{- $p := .serve -}}
+{{- $phase := get . "phase" | default "" -}}
 {{- $args := list -}}
 {{- if eq $p.engine "sglang" -}}
 {{- $args = list "python3" "-m" "sglang.launch_server"
@@ -247,7 +259,7 @@ attention as many ranks (attention on one device each), and it shares
 {{- $args = list "vllm" "serve" $p.model
   (printf "--served-model-name=%s" $p.servedName)
   "--host=0.0.0.0"
-  (printf "--port=%d" (int $s.port))
+  (printf "--port=%s" (include "llm.serve.vllmPort" (dict "root" .root "phase" $phase)))
   (printf "--tensor-parallel-size=%d" (int $p.tp))
   (printf "--pipeline-parallel-size=%d" (int $p.pp))
   (printf "--max-model-len=%d" (int $p.maxModelLen)) -}}
@@ -282,6 +294,9 @@ leader's API server reaches the engines of every node at its address. */ -}}
 {{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
 {{- end -}}
 {{- end -}}
+{{- if $phase -}}
+{{- $args = append $args "--kv-transfer-config={\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}" -}}
+{{- end -}}
 {{- $args = concat $args $s.args -}}
 {{- /* A node's first engine is its index times the engines of a node:
 arithmetic, so a shell computes it and execs the server. */ -}}
@@ -298,14 +313,21 @@ probe holds the others until the model is loaded (and, on Neuron,
 compiled), for serve.startupMinutes; afterwards a server that stops
 answering /health is taken out of the Service, and restarted after half a
 minute.
-Inputs (dict): root, serve (llm.serve).
+A prefill or decode server's vLLM port is "vllm" (a decode server's
+"http" is its routing sidecar's), beside NIXL's side channel.
+Inputs (dict): root, serve (llm.serve), phase (optional).
 */}}
 {{- define "llm.serve.probes" -}}
-{{- $port := int .root.Values.serving.port -}}
-{{- $health := dict "httpGet" (dict "path" "/health" "port" "http") -}}
+{{- $phase := get . "phase" | default "" -}}
+{{- $name := ternary "vllm" "http" (ne $phase "") -}}
+{{- $health := dict "httpGet" (dict "path" "/health" "port" $name) -}}
 ports:
-  - name: http
-    containerPort: {{ $port }}
+  - name: {{ $name }}
+    containerPort: {{ include "llm.serve.vllmPort" (dict "root" .root "phase" $phase) }}
+  {{- if $phase }}
+  - name: nixl
+    containerPort: {{ int .root.Values.serving.disaggregation.sideChannelPort }}
+  {{- end }}
 startupProbe:
   {{- toYaml (merge (dict "periodSeconds" 10 "failureThreshold" (mul (int .serve.startupMinutes) 6)) $health) | nindent 2 }}
 readinessProbe:
@@ -319,29 +341,65 @@ llm.serve.pod: the pod template of a server (role "" for a one-node
 server, or "leader" / "worker" in a LeaderWorkerSet): an accelerator pod,
 so it carries the profile's fabric, that waits for the steps before it
 (the download's marker) and runs the server.
-Inputs (dict): root, ctx, serve (llm.serve), role.
+A prefill or decode server (phase) is labelled with its role as llm-d's
+filters read it (llm-d.ai/role), tells NIXL its pod's address, and a
+decode server has llm-d's routing sidecar before it: a native sidecar on
+the API port that, for a request the picker paired with a prefill server
+(its x-prefiller-host-port header), has that server compute the KV cache
+first, then lets the local vLLM decode with it (connector nixlv2).
+Inputs (dict): root, ctx, serve (llm.serve), role, phase (optional).
 */}}
 {{- define "llm.serve.pod" -}}
 {{- $root := .root -}}
 {{- $p := .serve -}}
+{{- $phase := get . "phase" | default "" -}}
 {{- $http := ne .role "worker" -}}
 {{- /* workload.command replaces the server's command line, as it replaces
 the program in every mode. */ -}}
-{{- $command := include "llm.serve.command" (dict "root" $root "serve" $p "role" .role) -}}
+{{- $command := include "llm.serve.command" (dict "root" $root "serve" $p "role" .role "phase" $phase) -}}
 {{- with $root.Values.workload.command }}{{ $command = toYaml . }}{{ end -}}
 {{- $weights := include "llm.serve.weights" (dict "root" $root "ctx" .ctx "serve" $p) | fromYaml -}}
+{{- $env := $p.env | default list -}}
+{{- $init := include "llm.container.before" (dict "root" $root "ctx" .ctx) -}}
+{{- if $phase -}}
+{{- $d := $root.Values.serving.disaggregation -}}
+{{- $env = concat $env (list
+  (dict "name" "VLLM_NIXL_SIDE_CHANNEL_HOST" "valueFrom" (dict "fieldRef" (dict "fieldPath" "status.podIP")))
+  (dict "name" "VLLM_NIXL_SIDE_CHANNEL_PORT" "value" (printf "%d" (int $d.sideChannelPort)))) -}}
+{{- if eq $phase "decode" -}}
+{{- $sidecar := dict "name" "routing-proxy"
+  "image" (include "llm.image" (dict "root" $root "ref" $d.sidecarImage))
+  "imagePullPolicy" "IfNotPresent"
+  "restartPolicy" "Always"
+  "args" (list (printf "--port=%d" (int $root.Values.serving.port)) (printf "--vllm-port=%s" (include "llm.serve.vllmPort" (dict "root" $root "phase" $phase))) "--kv-connector=nixlv2" "--secure-proxy=false")
+  "ports" (list (dict "name" "http" "containerPort" (int $root.Values.serving.port)))
+  "resources" (dict "requests" (dict "cpu" "250m" "memory" "256Mi") "limits" (dict "memory" "1Gi"))
+  "securityContext" (include "llm.helper.securityContext" (dict "root" $root "ctx" .ctx) | fromYaml) -}}
+{{- $init = printf "%s\n%s" (toYaml (list $sidecar)) ($init | default "") -}}
+{{- end -}}
+{{- end -}}
 {{- $container := include "llm.container.main" (dict "root" $root "ctx" .ctx "name" "server" "image" $p.image
   "command" $command
-  "extraEnv" (toYaml $p.env)
+  "extraEnv" (toYaml $env)
   "mounts" (toYaml (get $weights "mounts" | default list))
-  "extra" (ternary (include "llm.serve.probes" (dict "root" $root "serve" $p)) "" $http)) -}}
+  "extra" (ternary (include "llm.serve.probes" (dict "root" $root "serve" $p "phase" $phase)) "" $http)) -}}
 {{- $pod := dict "root" $root "ctx" .ctx "component" "run" "accelerator" true
-  "initContainers" (include "llm.container.before" (dict "root" $root "ctx" .ctx))
+  "initContainers" (trim $init)
   "volumes" (toYaml (get $weights "volumes" | default list))
   "annotations" (get $weights "annotations" | default dict)
   "containers" $container -}}
 {{- with .role }}{{ $_ := set $pod "role" . }}{{ end -}}
+{{- with $phase }}{{ $_ := set $pod "labels" (dict "llm-d.ai/role" .) }}{{ end -}}
 {{- include "llm.pod.template" $pod -}}
+{{- end -}}
+
+{{/*
+llm.serve.vllmPort: the port vLLM listens on: serving.port, or behind a
+decode server's routing sidecar, 8200, as llm-d runs it. Inputs (dict):
+root, phase.
+*/}}
+{{- define "llm.serve.vllmPort" -}}
+{{- ternary 8200 (int .root.Values.serving.port) (eq .phase "decode") -}}
 {{- end -}}
 
 {{/*
@@ -544,6 +602,17 @@ dataParallelShape, loraShape). */ -}}
 {{- end -}}
 {{- if and (ne $s.autoscaling.kind "none") (gt (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}
 {{- $failures = append $failures (printf "LR021: /serving/autoscaling/minReplicas: %d is more than maxReplicas %d" (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}
+{{- end -}}
+{{- /* Prefill and decode apart (rules/serve.go disaggregationShape). */ -}}
+{{- if $p.disaggregated -}}
+{{- if ne $s.engine "vllm" }}{{ $failures = append $failures (printf "LR021: /serving/disaggregation/enabled: prefill and decode apart run vLLM's NixlConnector, as llm-d's P/D path does; %s's disaggregation is not rendered: use serving.engine vllm" $s.engine) }}{{ end -}}
+{{- if not $s.inferencePool.enabled }}{{ $failures = append $failures "LR014: /serving/disaggregation/enabled: prefill and decode servers are paired per request by llm-d's endpoint picker, which serves an InferencePool: set serving.inferencePool.enabled and its gateway" }}{{ end -}}
+{{- if gt (int $c.nodes) 1 }}{{ $failures = append $failures (printf "LR014: /workload/nodes: prefill and decode servers are one node each here (llm-d's P/D path), and workload.nodes is %d; servers across nodes with prefill and decode apart (llm-d's wide expert parallelism) are not rendered" (int $c.nodes)) }}{{ end -}}
+{{- if ne $s.autoscaling.kind "none" }}{{ $failures = append $failures "LR014: /serving/autoscaling/kind: prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas, decode.replicas); an autoscaler of the release's one server count is not rendered beside them: set kind none" }}{{ end -}}
+{{- if eq $s.dataParallelAttention "on" }}{{ $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers are tensor-parallel here, as llm-d's P/D path runs them: set dataParallelAttention auto or off" }}{{ end -}}
+{{- if ne (get (get $v.catalog.fabrics $c.fabric.kind | default dict) "nixlBackend" | default "") "UCX" -}}
+{{- $failures = append $failures (printf "LR019: /serving/disaggregation/enabled: KV caches move between the prefill and decode servers over RDMA with NIXL's UCX backend, and %s's fabric in use (%s) offers none: use a profile with GPUDirect RDMA or InfiniBand" $v.accelerator.profile ($c.fabric.kind | default "none")) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and $p.pulls (get $m "gated") (not (get ($v.download.tokenSecret | default dict) "name")) (not (has "LR009" .waived)) -}}
