@@ -52,6 +52,9 @@ EPP_VERSION               := v1.5.0
 # NVIDIA's DRA driver for GPUs, whose ComputeDomain controller makes the
 # IMEX channel claim templates of multi-node NVLink (fabric mnnvl).
 DRA_NVIDIA_VERSION        := v0.4.1
+# llm-d's inference scheduler (the P/D endpoint picker) and its routing
+# sidecar, at the release serving.disaggregation runs.
+LLMD_SCHEDULER_VERSION    := v0.7.1
 KWOK                := $(TOOLS)/kwok-$(KWOK_VERSION)/kwok
 MPI_OPERATOR        := $(TOOLS)/mpi-operator-$(MPI_OPERATOR_VERSION)/mpi-operator
 TRAINING_OPERATOR   := $(TOOLS)/training-operator-$(TRAINING_OPERATOR_VERSION)/training-operator
@@ -64,9 +67,11 @@ KUEUE               := $(TOOLS)/kueue-$(KUEUE_VERSION)/kueue
 TRAINER             := $(TOOLS)/trainer-$(TRAINER_VERSION)/trainer-controller-manager
 EPP                 := $(TOOLS)/gateway-api-inference-extension-$(EPP_VERSION)/epp
 COMPUTE_DOMAIN_CONTROLLER := $(TOOLS)/dra-driver-nvidia-gpu-$(DRA_NVIDIA_VERSION)/compute-domain-controller
+LLMD_EPP            := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)/epp
+LLMD_SIDECAR        := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)/pd-sidecar
 SIM_TOOLS := $(K8S_BINS) $(KWOK) $(MPI_OPERATOR) $(TRAINING_OPERATOR) \
 	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY) \
-	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER) $(EPP) $(COMPUTE_DOMAIN_CONTROLLER)
+	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER) $(EPP) $(COMPUTE_DOMAIN_CONTROLLER) $(LLMD_EPP)
 BUILD_OPERATOR := GO=$(GO) hack/build-operator.sh
 BIN       := $(CURDIR)/bin/llmrender
 
@@ -118,6 +123,7 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT
 	LLMRENDER_VOLCANO_CONTROLLER_MANAGER=$(VOLCANO_CONTROLLER_MANAGER) \
 	LLMRENDER_JOBSET=$(JOBSET) LLMRENDER_LWS=$(LWS) LLMRENDER_KUEUE=$(KUEUE) \
 	LLMRENDER_TRAINER=$(TRAINER) LLMRENDER_EPP=$(EPP) LLMRENDER_COMPUTE_DOMAIN_CONTROLLER=$(COMPUTE_DOMAIN_CONTROLLER) \
+	LLMRENDER_LLMD_EPP=$(LLMD_EPP) LLMRENDER_LLMD_SIDECAR=$(LLMD_SIDECAR) \
 	LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
 	LLMRENDER_ARGOCD_CMP=$(ARGOCD_CMP)
 e2e: host-tools $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
@@ -231,6 +237,12 @@ $(TRAINER):
 $(EPP):
 	$(BUILD_OPERATOR) sigs.k8s.io/gateway-api-inference-extension $(EPP_VERSION) \
 		$(TOOLS)/src/gateway-api-inference-extension-$(EPP_VERSION) $(dir $@) epp=./cmd/epp
+
+# One build makes both (the sidecar beside the picker).
+$(LLMD_EPP):
+	$(BUILD_OPERATOR) github.com/llm-d/llm-d-inference-scheduler $(LLMD_SCHEDULER_VERSION) \
+		$(TOOLS)/src/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION) $(dir $@) \
+		epp=./cmd/epp pd-sidecar=./cmd/pd-sidecar
 
 $(COMPUTE_DOMAIN_CONTROLLER):
 	$(BUILD_OPERATOR) sigs.k8s.io/dra-driver-nvidia-gpu $(DRA_NVIDIA_VERSION) \

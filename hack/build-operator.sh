@@ -102,6 +102,39 @@ patch_endpoint_picker() {
 	replace cmd/epp/runner/runner.go 'BindAddress: fmt.Sprintf(":%d", opts.MetricsPort)' 'BindAddress: fmt.Sprintf("127.0.0.1:%d", opts.MetricsPort)'
 }
 
+# llm-d's inference scheduler runs the Inference Extension's picker (its
+# v1.4.0 module, a dependency) with its own plugins: the picker's gRPC and
+# metrics listeners are patched as above, in a writable copy of that module
+# the build is pointed at (a replace directive); its routing sidecar listens
+# on ":PORT", patched to 127.0.0.1. The module proxy does not serve
+# llm-d-kv-cache v0.7.1, which only the precise-prefix-cache scorer and the
+# tokenizer (and the context-length plugin that reads its tokens) import:
+# they are left out of this build. The chart's P/D configuration uses none
+# of them; a configuration that did would fail here with an unknown plugin.
+patch_llm_d_scheduler() {
+	local gie=sigs.k8s.io/gateway-api-inference-extension@v1.4.0 json dir
+	json=$(cd "${TMPDIR:-/tmp}" && GOFLAGS=-mod=mod "$GO" mod download -json "$gie") || fail "go mod download $gie failed: $json"
+	dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p' <<<"$json")
+	[[ -n $dir && -d $dir ]] || fail "go mod download $gie gave no directory"
+	cp -R "$dir" _gie
+	chmod -R u+w _gie
+	replace _gie/internal/runnable/grpc.go 'fmt.Sprintf(":%d", port)' 'fmt.Sprintf("127.0.0.1:%d", port)'
+	replace _gie/cmd/epp/runner/runner.go 'BindAddress: fmt.Sprintf(":%d", opts.MetricsPort)' 'BindAddress: fmt.Sprintf("127.0.0.1:%d", opts.MetricsPort)'
+	"$GO" mod edit -replace sigs.k8s.io/gateway-api-inference-extension=./_gie
+	replace pkg/sidecar/proxy/proxy_helpers.go 'net.Listen("tcp", ":"+s.config.Port)' 'net.Listen("tcp", "127.0.0.1:"+s.config.Port)'
+	rm pkg/plugins/scorer/precise_prefix_cache.go
+	replace pkg/plugins/register.go '	"github.com/llm-d/llm-d-inference-scheduler/pkg/plugins/multi"
+' ''
+	replace pkg/plugins/register.go '	"github.com/llm-d/llm-d-inference-scheduler/pkg/plugins/preparedata"
+' ''
+	replace pkg/plugins/register.go '	plugin.Register(scorer.PrecisePrefixCachePluginType, scorer.PrecisePrefixCachePluginFactory)
+' ''
+	replace pkg/plugins/register.go '	plugin.Register(preparedata.TokenizerPluginType, preparedata.TokenizerPluginFactory)
+' ''
+	replace pkg/plugins/register.go '	plugin.Register(multi.ContextLengthAwareType, multi.ContextLengthAwareFactory)
+' ''
+}
+
 # NVIDIA's ComputeDomain controller opens no port unless asked
 # (--http-endpoint) and elects no leader unless asked, but reads its object
 # templates from /templates, where its image keeps them. They are embedded
@@ -133,6 +166,7 @@ github.com/kubeflow/training-operator@v1.9.2) patch=patch_training_operator ;;
 sigs.k8s.io/kueue@v0.19.2) patch=patch_kueue ;;
 sigs.k8s.io/gateway-api-inference-extension@v1.5.0) patch=patch_endpoint_picker ;;
 sigs.k8s.io/dra-driver-nvidia-gpu@v0.4.1) patch=patch_compute_domain_controller ;;
+github.com/llm-d/llm-d-inference-scheduler@v0.7.1) patch=patch_llm_d_scheduler ;;
 volcano.sh/volcano@v1.10.0 | github.com/ray-project/kuberay/ray-operator@v1.6.0) patch=: ;;
 github.com/GoogleContainerTools/kpt@v1.0.0-beta.54) patch=: ;;
 sigs.k8s.io/jobset@v0.12.0 | sigs.k8s.io/lws@v0.9.0 | github.com/kubeflow/trainer/v2@v2.3.0) patch=: ;;

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,20 +37,26 @@ import (
 // and group it is given, report itself ready on the health service the
 // rendered probes ask for, and track exactly the ready server pods: its
 // per-pod metric names each of them, and no other pod of the release.
+//
+// With prefill and decode apart, the picker is llm-d's inference scheduler
+// (built from its module at the release the chart names), with the
+// rendered P/D plugins, tracking prefill and decode servers alike.
 func TestEndpointPickerServesThePool(t *testing.T) {
-	bin := os.Getenv("LLMRENDER_EPP")
-	if bin == "" {
-		t.Fatal("LLMRENDER_EPP is not set: run these tests with 'make e2e', which builds the endpoint picker")
-	}
 	for i, ex := range []struct {
-		name    string
-		servers int
+		name, bin        string // the example; the variable that names the picker built here
+		servers, onNodes int
+		nodes            []NodeSpec
 	}{
-		{"serving/serve-gke-h100-llama31-8b-inferencepool", 2},
-		{"serving/serve-gke-h100-llama31-8b-scale-to-zero", 1},
+		{"serving/serve-gke-h100-llama31-8b-inferencepool", "LLMRENDER_EPP", 2, 1, gkeNodes("h100-80gb", 1)},
+		{"serving/serve-gke-h100-llama31-8b-scale-to-zero", "LLMRENDER_EPP", 1, 1, gkeNodes("h100-80gb", 1)},
+		{"serving/serve-gke-h200-qwen3-235b-a22b-disaggregated", "LLMRENDER_LLMD_EPP", 3, 3, gkeNodes("h200-141gb", 3)},
 	} {
 		t.Run(ex.name, func(t *testing.T) {
 			t.Parallel()
+			bin := os.Getenv(ex.bin)
+			if bin == "" {
+				t.Fatalf("%s is not set: run these tests with 'make e2e', which builds the endpoint pickers", ex.bin)
+			}
 			objs, err := Render(fmt.Sprintf("epp%d", i), []string{example(ex.name)}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -76,13 +83,13 @@ func TestEndpointPickerServesThePool(t *testing.T) {
 			if len(args) == 0 || config == "" {
 				t.Fatalf("no endpoint picker Deployment or ConfigMap in the render (args %q)", args)
 			}
-			sc := Scenario{Name: fmt.Sprintf("epp%d", i), Objects: objs, Apply: "kubectl", Nodes: gkeNodes("h100-80gb", 1)}
+			sc := Scenario{Name: fmt.Sprintf("epp%d", i), Objects: objs, Apply: "kubectl", Nodes: ex.nodes}
 			sc.Finished = func(ctx context.Context, ns string) error { return runPicker(ctx, t, bin, args, config, ns) }
 			rep, err := sim.Run(context.Background(), sc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := rep.CheckPeak(ex.servers, 1); err != nil {
+			if err := rep.CheckPeak(ex.servers, ex.onNodes); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -173,6 +180,111 @@ func runPicker(ctx context.Context, t *testing.T, bin string, rendered []string,
 	}
 	t.Logf("the endpoint picker is SERVING and routes to %q", got)
 	return nil
+}
+
+// TestRoutingSidecarTakesItsArguments runs llm-d's routing sidecar (built
+// from its module at the release the chart names) with the arguments a
+// decode server's routing-proxy container is rendered with: it must accept
+// them (connector, ports, TLS) and listen on the API port (a free local
+// port here), until SIGTERM stops it. A connector it does not know makes
+// it exit: the control that the check can fail.
+func TestRoutingSidecarTakesItsArguments(t *testing.T) {
+	bin := os.Getenv("LLMRENDER_LLMD_SIDECAR")
+	if bin == "" {
+		t.Fatal("LLMRENDER_LLMD_SIDECAR is not set: run these tests with 'make e2e', which builds the routing sidecar")
+	}
+	objs, err := Render("sidecar", []string{example("serving/serve-gke-h200-qwen3-235b-a22b-disaggregated")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" || !strings.HasSuffix(o.GetName(), "-decode") {
+			continue
+		}
+		inits, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "initContainers")
+		for _, c := range inits {
+			if c := c.(map[string]any); c["name"] == "routing-proxy" {
+				if image, _ := c["image"].(string); !strings.Contains(bin, "-"+image[strings.LastIndex(image, ":")+1:]+"/") {
+					t.Fatalf("the chart runs the sidecar %s, and the one built here is %s", image, bin)
+				}
+				for _, a := range c["args"].([]any) {
+					args = append(args, a.(string))
+				}
+			}
+		}
+	}
+	if !slices.Contains(args, "--port=8000") {
+		t.Fatalf("no routing-proxy container on the API port in the decode servers' Deployment (args %q)", args)
+	}
+	run := func(args []string) (port int, logs *lockedBuffer, exited chan struct{}, stop func()) {
+		ports, err := freePorts(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var with []string
+		for _, a := range args {
+			if strings.HasPrefix(a, "--port=") {
+				a = fmt.Sprintf("--port=%d", ports[0])
+			}
+			with = append(with, a)
+		}
+		cmd := exec.Command(bin, with...)
+		logs = &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = logs, logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited = make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		return ports[0], logs, exited, func() { cmd.Process.Signal(syscall.SIGTERM) }
+	}
+	port, logs, exited, stop := run(args)
+	listening := func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	up := poll(context.Background(), 60*time.Second, func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return listening()
+		}
+	})
+	select {
+	case <-exited:
+		t.Fatalf("the sidecar exited with the rendered arguments %q:\n%s", args, logs.tail(20))
+	default:
+	}
+	if !up {
+		t.Fatalf("the sidecar does not listen on the API port within 60 s:\n%s", logs.tail(20))
+	}
+	stop()
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Errorf("the sidecar did not stop within 30 s of SIGTERM")
+	}
+	// The control: a connector it does not know.
+	var bad []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--kv-connector=") {
+			a = "--kv-connector=nixl"
+		}
+		bad = append(bad, a)
+	}
+	_, badLogs, badExited, badStop := run(bad)
+	defer badStop()
+	select {
+	case <-badExited:
+		t.Logf("with a connector it does not know, the sidecar exits: %s", badLogs.tail(1))
+	case <-time.After(60 * time.Second):
+		t.Errorf("the sidecar runs with --kv-connector=nixl; the check above proves nothing")
+	}
 }
 
 // readyServers are the names of the namespace's ready server pods.
