@@ -289,6 +289,15 @@ var Shapes = map[string]Shape{
 	// (a4x-maxgpu-4g-metal: 144 vCPU, 960 GB, 4 GB300).
 	"gb200-186gb":    gb("a4x-highgpu-4g", "nvidia-gb200", 140, 884),
 	"gb300-279gb":    gb("a4x-maxgpu-4g-metal", "nvidia-gb300", 144, 960),
+	// EKS p6e-gb200.36xlarge: 4 GB200 on a pair of Grace CPUs (144 cores,
+	// 960 GB), 4 EFA, GPU Feature Discovery's clique label (one NVLink
+	// domain for every node of a scenario), AWS's GPU taint.
+	"p6e-gb200-36xlarge": func() Shape {
+		labels := eksGPU("p6e-gb200.36xlarge")
+		labels["kubernetes.io/arch"], labels["nvidia.com/gpu.clique"] = "arm64", "sim-cluster.0"
+		return withIMEX(shape("p6e-gb200.36xlarge", 144, 100, func() (int64, int64) { return eksMemory(960, 100, 0) },
+			map[corev1.ResourceName]string{"nvidia.com/gpu": "4", "vpc.amazonaws.com/efa": "4"}, labels, eksGPUTaint, eksDaemons))
+	}(),
 	"b200-180gb":     withRDMA(shape("a4-highgpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(3968) }, gpus8, gke("a4-highgpu-8g", "nvidia-b200"), gpuTaint, gkeDaemons)),
 	"trn1-32xlarge":  shape("trn1.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("32", "8"), eks("trn1.32xlarge"), neuronTaint, eksDaemons),
 	"trn1n-32xlarge": shape("trn1n.32xlarge", 128, 247, func() (int64, int64) { return eksMemory(512, 247, 10256) }, trainium("32", "16"), eks("trn1n.32xlarge"), neuronTaint, eksDaemons),

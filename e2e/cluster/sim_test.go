@@ -474,22 +474,29 @@ func TestFabrics(t *testing.T) {
 		example string
 		nodes   []NodeSpec
 		peak    int
+		set     []string // values over the example's
 	}{
-		{"gke-a3high-tcpx-indexed-job", gkeNodes("h100-80gb", 2), 2},
-		{"gke-a3mega-tcpxo-hostnetwork-pytorchjob", gkeNodes("h100-mega-80gb", 4), 4},
-		{"gke-a3ultra-rdma-pytorchjob", gkeNodes("h200-141gb", 2), 2},
-		{"gke-a4-rdma-dra-indexed-job", gkeNodes("b200-180gb", 2), 2},
-		{"eks-p5-efa-pytorchjob", eksNodes("p5-48xlarge", 2), 2},
-		{"eks-p5en-efa-mpijob", eksNodes("p5en-48xlarge", 2), 2},
-		{"eks-trn2-efa-mpijob", eksNodes("trn2-48xlarge", 2), 2},
-		{"aks-ndh100v5-ib-pytorchjob", aksNodes("nd-h100-v5", 2), 2},
-		{"gke-a4x-gb200-nvl72-computedomain-jobset", gkeNodes("gb200-186gb", 4), 4},
+		{"gke-a3high-tcpx-indexed-job", gkeNodes("h100-80gb", 2), 2, nil},
+		{"gke-a3mega-tcpxo-hostnetwork-pytorchjob", gkeNodes("h100-mega-80gb", 4), 4, nil},
+		{"gke-a3ultra-rdma-pytorchjob", gkeNodes("h200-141gb", 2), 2, nil},
+		{"gke-a4-rdma-dra-indexed-job", gkeNodes("b200-180gb", 2), 2, nil},
+		{"eks-p5-efa-pytorchjob", eksNodes("p5-48xlarge", 2), 2, nil},
+		{"eks-p5en-efa-mpijob", eksNodes("p5en-48xlarge", 2), 2, nil},
+		{"eks-trn2-efa-mpijob", eksNodes("trn2-48xlarge", 2), 2, nil},
+		{"aks-ndh100v5-ib-pytorchjob", aksNodes("nd-h100-v5", 2), 2, nil},
+		{"gke-a4x-gb200-nvl72-computedomain-jobset", gkeNodes("gb200-186gb", 4), 4, nil},
+		// The same run on EKS's p6e-gb200.36xlarge, kept in one clique.
+		{"gke-a4x-gb200-nvl72-computedomain-jobset", eksNodes("p6e-gb200-36xlarge", 4), 4, []string{"accelerator.profile=p6e-gb200-36xlarge", "storage.storageClassName=fsx-sc"}},
 	}
 	for i, c := range cases {
-		t.Run(c.example, func(t *testing.T) {
+		label := c.example
+		if len(c.set) > 0 {
+			label += " with " + strings.Join(c.set, ",")
+		}
+		t.Run(label, func(t *testing.T) {
 			t.Parallel()
 			runScenario(t, Scenario{Name: fmt.Sprintf("fabric%d", i), Apply: "kubectl", Nodes: c.nodes}, c.peak,
-				[]string{filepath.Join("..", "..", "examples", "fabric", c.example+".yaml")})
+				[]string{filepath.Join("..", "..", "examples", "fabric", c.example+".yaml")}, c.set...)
 		})
 	}
 }
