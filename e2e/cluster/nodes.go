@@ -287,8 +287,8 @@ var Shapes = map[string]Shape{
 	"h200-141gb":     withRDMA(shape("a3-ultragpu-8g", 224, 110, func() (int64, int64) { return gkeMemory(2952) }, gpus8, gke("a3-ultragpu-8g", "nvidia-h200-141gb"), gpuTaint, gkeDaemons)),
 	// GKE A4X (a4x-highgpu-4g: 140 vCPU, 884 GB, 4 GB200) and A4X Max
 	// (a4x-maxgpu-4g-metal: 144 vCPU, 960 GB, 4 GB300).
-	"gb200-186gb":    gb("a4x-highgpu-4g", "nvidia-gb200", 140, 884),
-	"gb300-279gb":    gb("a4x-maxgpu-4g-metal", "nvidia-gb300", 144, 960),
+	"gb200-186gb": gb("a4x-highgpu-4g", "nvidia-gb200", 140, 884),
+	"gb300-279gb": gb("a4x-maxgpu-4g-metal", "nvidia-gb300", 144, 960),
 	// EKS p6e-gb200.36xlarge: 4 GB200 on a pair of Grace CPUs (144 cores,
 	// 960 GB), 4 EFA, GPU Feature Discovery's clique label (one NVLink
 	// domain for every node of a scenario), AWS's GPU taint.
