@@ -117,6 +117,17 @@ func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding
 		out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
 			"prefill and decode servers are tensor-parallel here, as llm-d's P/D path runs them: set dataParallelAttention auto or off"))
 	}
+	// A decode server's vLLM listens on 8200 behind its sidecar on
+	// serving.port; NIXL's side channel beside both.
+	port, side := integer(w.V, "serving", "port"), integer(w.V, "serving", "disaggregation", "sideChannelPort")
+	switch {
+	case port == decodeVLLMPort:
+		out = append(out, at(pos, "LR021", Error, "/serving/port", fmt.Sprintf(
+			"a decode server's vLLM listens on %d behind its routing sidecar on serving.port: choose another serving.port", decodeVLLMPort)))
+	case side == port || side == decodeVLLMPort:
+		out = append(out, at(pos, "LR021", Error, "/serving/disaggregation/sideChannelPort", fmt.Sprintf(
+			"%d is taken by the server (serving.port %d, a decode server's vLLM %d): choose another port for NIXL's side channel", side, port, decodeVLLMPort)))
+	}
 	kind := w.FabricOf()
 	switch backend := str(w.V, "catalog", "fabrics", kind, "nixlBackend"); {
 	case kind == "":
@@ -134,6 +145,10 @@ func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding
 	}
 	return out
 }
+
+// decodeVLLMPort is where a decode server's vLLM listens behind llm-d's
+// routing sidecar (llm.serve.vllmPort in the chart).
+const decodeVLLMPort = 8200
 
 // nixlProfiles are the profiles whose fabric NIXL's UCX backend runs on.
 func (w *Workload) nixlProfiles() []string {
