@@ -31,6 +31,7 @@ type Ranks struct {
 func (w *Workload) Ranks() Ranks {
 	procs := w.ProcsPerNode()
 	per := w.procUnit()
+	slice := w.Slice()
 	switch {
 	case str(w.Acc, "resource") == "":
 		return Ranks{WorldSize: w.Nodes, Launch: "one process per node"}
@@ -41,10 +42,9 @@ func (w *Workload) Ranks() Ranks {
 			return Ranks{w.Nodes * procs, fmt.Sprintf("mpirun starts %s once on each of %s, which starts one process per %s", program, workers(w.Nodes), per), slots}
 		}
 		return Ranks{w.Nodes * slots, fmt.Sprintf("mpirun starts %s on %d slot(s) of each of %s", program, slots, workers(w.Nodes)), slots}
-	case w.Slice() != nil && w.mode().Launcher != modes.Server:
-		s := w.Slice()
+	case slice != nil && w.mode().Launcher != modes.Server:
 		return Ranks{WorldSize: w.Nodes, Launch: fmt.Sprintf("one process per host on its %d chips, python3: JAX or PyTorch/XLA; %s of %s, %s each",
-			w.Devices, Plural(s.Slices, "slice"), s.Topology, Plural(s.Hosts, "host"))}
+			w.Devices, Plural(slice.Slices, "slice"), slice.Topology, Plural(slice.Hosts, "host"))}
 	case w.mode().Launcher == modes.Ray:
 		workers := integer(w.V, "ray", "workers")
 		if workers <= 0 {

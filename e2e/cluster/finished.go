@@ -54,7 +54,7 @@ func (c *Cluster) channelled(ctx context.Context, cd *unstructured.Unstructured)
 		return fmt.Sprintf("claim template %s belongs to domain %q, not this one (%s)", name, uid, cd.GetUID()), false
 	}
 	for _, r := range rct.Spec.Spec.Devices.Requests {
-		if r.Exactly != nil && r.Exactly.DeviceClassName == "compute-domain-default-channel.nvidia.com" {
+		if r.Exactly != nil && r.Exactly.DeviceClassName == IMEXChannelClass {
 			return "", true
 		}
 	}

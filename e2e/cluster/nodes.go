@@ -224,6 +224,10 @@ func withRDMA(s Shape) Shape {
 // driver, as its device classes select it.
 const ComputeDomainDriver = "compute-domain.nvidia.com"
 
+// IMEXChannelClass is the device class of a ComputeDomain's IMEX channel,
+// which the claim templates its controller makes request.
+const IMEXChannelClass = "compute-domain-default-channel.nvidia.com"
+
 // withIMEX gives a GB200 or GB300 machine the two devices the compute
 // domain kubelet plugin publishes (sigs.k8s.io/dra-driver-nvidia-gpu
 // v0.4.1): channel-0 and daemon-0, each with its type and id.
@@ -438,7 +442,7 @@ func DeviceClasses() []*resourcev1.DeviceClass {
 	cd := `device.driver == '` + ComputeDomainDriver + `' && device.attributes['` + ComputeDomainDriver + `'].type == `
 	return []*resourcev1.DeviceClass{
 		class(RDMADriver, `device.driver == "`+RDMADriver+`"`),
-		class("compute-domain-default-channel.nvidia.com", cd+`'channel' && device.attributes['`+ComputeDomainDriver+`'].id == 0`),
+		class(IMEXChannelClass, cd+`'channel' && device.attributes['`+ComputeDomainDriver+`'].id == 0`),
 		class("compute-domain-daemon.nvidia.com", cd+`'daemon'`),
 	}
 }

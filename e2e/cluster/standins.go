@@ -44,24 +44,23 @@ func (s *running) name() string { return filepath.Base(s.argv[0]) }
 // was given: the devices one process per device, or a server's tensor
 // parallelism, spreads over.
 func (s *running) gpus() int {
+	return s.devices("nvidia.com/gpu", "amd.com/gpu", "google.com/tpu")
+}
+
+// tpus are the TPU chips the stand-in's container was given.
+func (s *running) tpus() int { return s.devices("google.com/tpu") }
+
+// devices is the stand-in's container's limit of the first of the
+// resources it has, 0 for none.
+func (s *running) devices(resources ...corev1.ResourceName) int {
 	for _, c := range s.pod.Spec.Containers {
 		if c.Name != s.container {
 			continue
 		}
-		for _, r := range []corev1.ResourceName{"nvidia.com/gpu", "amd.com/gpu", "google.com/tpu"} {
+		for _, r := range resources {
 			if q, ok := c.Resources.Limits[r]; ok {
 				return int(q.Value())
 			}
-		}
-	}
-	return 0
-}
-
-// tpus are the TPU chips the stand-in's container was given.
-func (s *running) tpus() int {
-	for _, c := range s.pod.Spec.Containers {
-		if q, ok := c.Resources.Limits["google.com/tpu"]; ok && c.Name == s.container {
-			return int(q.Value())
 		}
 	}
 	return 0
