@@ -104,6 +104,14 @@ func compareServer(t *testing.T, set string, res *Result) {
 		lwt := spec["leaderWorkerTemplate"].(map[string]any)
 		tmpl = lwt["leaderTemplate"].(map[string]any)
 		nodes = toInt(lwt["size"])
+		// A worker answers HTTP (it has probes) only when every pod serves
+		// its node's ranks.
+		worker := lwt["workerTemplate"].(map[string]any)["spec"].(map[string]any)
+		for _, ct := range worker["containers"].([]any) {
+			if m := ct.(map[string]any); m["name"] == "server" && (m["readinessProbe"] != nil) != s.Hybrid {
+				t.Errorf("%s: hybrid %v in the rules, and the worker's readiness probe is %v", set, s.Hybrid, m["readinessProbe"])
+			}
+		}
 	}
 	if nodes != w.Nodes {
 		t.Errorf("%s: %d nodes per server rendered, the rules count %d", set, nodes, w.Nodes)
@@ -132,6 +140,9 @@ func compareServer(t *testing.T, set string, res *Result) {
 	if s.Engine == "sglang" {
 		tp, pp, seqs, tpSize, seqsWant = "--tp-size=", "--pp-size=", "--max-running-requests=", s.TP*s.DP, s.MaxNumSeqs*s.DP
 		dpFlag = fmt.Sprintf("--dp-size=%d --enable-dp-attention", s.DP)
+	}
+	if strings.Contains(argv, "--data-parallel-hybrid-lb") != s.Hybrid {
+		t.Errorf("%s: hybrid %v in the rules, the command: %s", set, s.Hybrid, argv)
 	}
 	if strings.Contains(argv, dpFlag) != s.DataParallelAttention {
 		t.Errorf("%s: data-parallel attention %v (%d ranks) in the rules, the command: %s", set, s.DataParallelAttention, s.DP, argv)

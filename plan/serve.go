@@ -85,6 +85,9 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 			if w.Disaggregated() {
 				out.Gateway = fmt.Sprintf("through Gateway %s: HTTPRoute/%s to InferencePool/%s, whose endpoint picker %s-epp (llm-d's inference scheduler) sends each request to a decode server and, when at least %d of its prompt tokens are not cached there, has a prefill server compute the prompt first; vLLM's NixlConnector moves the KV cache from the prefill server to the decode server over %s",
 					gw, name(o), name(o), name(o), tree.Int(w.V, "serving", "disaggregation", "nonCachedTokens"), w.FabricOf())
+				if s.Hybrid {
+					out.Gateway += fmt.Sprintf("; every pod of a server answers for its own node's %d data-parallel ranks (vLLM's hybrid load balancing), so the picker chooses among the pods", w.ProcsPerNode())
+				}
 			}
 		case "HorizontalPodAutoscaler", "ScaledObject":
 			out.Autoscaling = fmt.Sprintf("%s/%s, %d to %d servers on the queue (%s per server)", kind, name(o),

@@ -80,6 +80,11 @@ type Server struct {
 	// decode are apart (serving.disaggregation); Replicas is then their
 	// sum. Both 0 otherwise.
 	Prefill, Decode int64
+	// Hybrid: every pod of a server across nodes answers HTTP for its own
+	// node's data-parallel ranks (vLLM's --data-parallel-hybrid-lb), as
+	// prefill and decode servers across nodes do (llm-d's wide expert
+	// parallelism); otherwise only a server's leader answers.
+	Hybrid bool
 }
 
 // Disaggregated tells whether prefill and decode run on servers apart
@@ -89,8 +94,10 @@ func (w *Workload) Disaggregated() bool {
 }
 
 // LR014, LR021: prefill and decode apart, as llm-d's P/D path runs them:
-// vLLM servers of one node each, behind the InferencePool whose picker
-// pairs them, on a fabric NIXL's UCX backend moves KV caches over.
+// vLLM servers of one node each (tensor-parallel), or across nodes
+// data-parallel with the experts spread (its wide expert-parallel path),
+// behind the InferencePool whose picker pairs them, on a fabric NIXL's UCX
+// backend moves KV caches over.
 func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	if !w.Disaggregated() {
 		return nil
@@ -105,17 +112,21 @@ func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding
 		out = append(out, at(pos, "LR014", Error, ptr,
 			"prefill and decode servers are paired per request by llm-d's endpoint picker, which serves an InferencePool: set serving.inferencePool.enabled and its gateway"))
 	}
-	if w.Nodes > 1 {
+	switch {
+	case w.Nodes > 1 && !s.DataParallelAttention && w.Facts().MoE():
+		out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention", fmt.Sprintf(
+			"prefill and decode servers across %d nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on", w.Nodes)))
+	case w.Nodes > 1 && !s.DataParallelAttention:
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
-			"prefill and decode servers are one node each here (llm-d's P/D path), and workload.nodes is %d; servers across nodes with prefill and decode apart (llm-d's wide expert parallelism) are not rendered", w.Nodes)))
+			"prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server (workload.nodes: 1)", w.ModelName)))
 	}
 	if w.autoscales() {
 		out = append(out, at(pos, "LR014", Error, "/serving/autoscaling/kind",
 			"prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas, decode.replicas); an autoscaler of the release's one server count is not rendered beside them: set kind none"))
 	}
-	if str(w.V, "serving", "dataParallelAttention") == "on" {
+	if str(w.V, "serving", "dataParallelAttention") == "on" && w.Nodes == 1 {
 		out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
-			"prefill and decode servers are tensor-parallel here, as llm-d's P/D path runs them: set dataParallelAttention auto or off"))
+			"prefill and decode servers of one node are tensor-parallel, as llm-d's P/D path runs them: set dataParallelAttention auto or off, or serve across nodes (workload.nodes) as its wide expert-parallel path does"))
 	}
 	// A decode server's vLLM listens on 8200 behind its sidecar on
 	// serving.port; NIXL's side channel beside both.
@@ -250,9 +261,10 @@ func (w *Workload) Server() Server {
 	case "auto":
 		s.DataParallelAttention = f.MoE() && s.Platform == "gpu" && devices > 1 && (f.Attention == "mla" || w.Nodes > 1)
 	}
-	if w.Disaggregated() {
-		s.DataParallelAttention = false // llm-d's P/D servers are tensor-parallel
+	if w.Disaggregated() && w.Nodes == 1 {
+		s.DataParallelAttention = false // llm-d's P/D servers of one node are tensor-parallel
 	}
+	s.Hybrid = w.Disaggregated() && w.Nodes > 1 && s.DataParallelAttention
 	if s.DataParallelAttention {
 		s.DP, s.TP, s.PP = max(1, devices), 1, 1
 	}

@@ -50,6 +50,8 @@ func TestEndpointPickerServesThePool(t *testing.T) {
 		{"serving/serve-gke-h100-llama31-8b-inferencepool", "LLMRENDER_EPP", 2, 1, gkeNodes("h100-80gb", 1)},
 		{"serving/serve-gke-h100-llama31-8b-scale-to-zero", "LLMRENDER_EPP", 1, 1, gkeNodes("h100-80gb", 1)},
 		{"serving/serve-gke-h200-qwen3-235b-a22b-disaggregated", "LLMRENDER_LLMD_EPP", 3, 3, gkeNodes("h200-141gb", 3)},
+		// Across nodes, every pod of a server is an endpoint.
+		{"serving/serve-gke-h200-deepseek-r1-wide-ep", "LLMRENDER_LLMD_EPP", 4, 4, gkeNodes("h200-141gb", 4)},
 	} {
 		t.Run(ex.name, func(t *testing.T) {
 			t.Parallel()

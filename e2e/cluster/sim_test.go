@@ -128,6 +128,9 @@ var examples = []struct {
 	// Prefill and decode apart: two prefill servers and a decode server
 	// behind llm-d's picker, on nodes with their RDMA NICs.
 	{"serving/serve-gke-h200-qwen3-235b-a22b-disaggregated", gkeNodes("h200-141gb", 3), 3, 0},
+	// Across nodes (wide expert parallelism): a prefill and a decode
+	// server of two nodes each, every pod serving its node's ranks.
+	{"serving/serve-gke-h200-deepseek-r1-wide-ep", gkeNodes("h200-141gb", 4), 4, 0},
 	// Weights from a bucket: streamed from S3 into GPU memory (no
 	// download step), and read through Cloud Storage FUSE's volume.
 	{"serving/serve-eks-p5-llama31-70b-instruct-s3-stream", eksNodes("p5-48xlarge", 1), 1, 0},

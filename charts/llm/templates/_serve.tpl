@@ -54,6 +54,10 @@ llm.serve: what the serve templates derive, as JSON.
                     own (then tp and pp are 1), the ranks, those of a node
   startupMinutes    the startup probe's allowance
   disaggregated     true for prefill and decode servers (serving.disaggregation)
+  hybrid            true when every pod of a server across nodes answers
+                    HTTP for its own node's data-parallel ranks (vLLM's
+                    --data-parallel-hybrid-lb: prefill and decode servers
+                    across nodes, llm-d's wide expert parallelism)
   env               environment the server adds (a list)
 
 Inputs (dict): root, ctx.
@@ -82,8 +86,10 @@ all of them. */ -}}
 {{- $devices := mul (int $c.nodes) (int $c.procsPerNode) -}}
 {{- $moe := gt (int (get $m "experts" | default 0)) 1 -}}
 {{- $dpa := or (eq $s.dataParallelAttention "on") (and (eq $s.dataParallelAttention "auto") $moe (eq $platform "gpu") (gt $devices 1) (or (gt (int (get $m "kvLoraRank" | default 0)) 0) (gt (int $c.nodes) 1))) -}}
-{{- /* Disaggregated servers are tensor-parallel (llm-d's P/D path). */ -}}
-{{- if $s.disaggregation.enabled }}{{ $dpa = false }}{{ end -}}
+{{- /* Disaggregated servers of one node are tensor-parallel (llm-d's P/D
+path); across nodes they are data-parallel, experts spread over every
+device (its wide expert-parallel path). */ -}}
+{{- if and $s.disaggregation.enabled (eq (int $c.nodes) 1) }}{{ $dpa = false }}{{ end -}}
 {{- $dp := 1 -}}
 {{- if $dpa }}{{ $dp = $devices }}{{ $tp = 1 }}{{ $pp = 1 }}{{ end -}}
 {{- $lws := gt (int $c.nodes) 1 -}}
@@ -204,6 +210,7 @@ server reads them. */ -}}
   "dpLocal" (int $c.procsPerNode)
   "startupMinutes" $startup
   "disaggregated" (and $s.disaggregation.enabled true)
+  "hybrid" (and $s.disaggregation.enabled $lws $dpa true)
   "env" $env) -}}
 {{- end -}}
 
@@ -288,7 +295,9 @@ instead of every rank reading everything. */ -}}
 leader's API server reaches the engines of every node at its address. */ -}}
 {{- $args = concat $args (list (printf "--data-parallel-size=%d" (int $p.dp)) (printf "--data-parallel-size-local=%d" (int $p.dpLocal))) -}}
 {{- if $p.lws }}{{ $args = concat $args (list "--data-parallel-address=$(LWS_LEADER_ADDRESS)" "--data-parallel-rpc-port=13345") }}{{ end -}}
-{{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
+{{- /* Prefill and decode across nodes: every node's API server answers
+for its own engines, the picker choosing among the nodes. */ -}}
+{{- if $p.hybrid }}{{ $args = append $args "--data-parallel-hybrid-lb" }}{{ else if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
 {{- else if $p.lws -}}
 {{- $args = concat $args (list "--distributed-executor-backend=mp" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)" "--master-addr=$(LWS_LEADER_ADDRESS)") -}}
 {{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
@@ -353,7 +362,7 @@ Inputs (dict): root, ctx, serve (llm.serve), role, phase (optional).
 {{- $root := .root -}}
 {{- $p := .serve -}}
 {{- $phase := get . "phase" | default "" -}}
-{{- $http := ne .role "worker" -}}
+{{- $http := or (ne .role "worker") $p.hybrid -}}
 {{- /* workload.command replaces the server's command line, as it replaces
 the program in every mode. */ -}}
 {{- $command := include "llm.serve.command" (dict "root" $root "serve" $p "role" .role "phase" $phase) -}}
@@ -452,10 +461,12 @@ annotations:
 {{/*
 llm.serve.endpoints: the labels that select the server pods that answer
 HTTP: every server of a Deployment, a LeaderWorkerSet's leaders (its
-workers only compute). Inputs (dict): root, ctx, serve (llm.serve).
+workers only compute), or every pod of prefill and decode servers across
+nodes (each answers for its node). Inputs (dict): root, ctx, serve
+(llm.serve).
 */}}
 {{- define "llm.serve.endpoints" -}}
-{{- if .serve.lws -}}
+{{- if and .serve.lws (not .serve.hybrid) -}}
 leaderworkerset.sigs.k8s.io/name: {{ .ctx.name }}
 llmrender.dev/role: leader
 {{- else -}}
@@ -607,9 +618,15 @@ dataParallelShape, loraShape). */ -}}
 {{- if $p.disaggregated -}}
 {{- if ne $s.engine "vllm" }}{{ $failures = append $failures (printf "LR021: /serving/disaggregation/enabled: prefill and decode apart run vLLM's NixlConnector, as llm-d's P/D path does; %s's disaggregation is not rendered: use serving.engine vllm" $s.engine) }}{{ end -}}
 {{- if not $s.inferencePool.enabled }}{{ $failures = append $failures "LR014: /serving/disaggregation/enabled: prefill and decode servers are paired per request by llm-d's endpoint picker, which serves an InferencePool: set serving.inferencePool.enabled and its gateway" }}{{ end -}}
-{{- if gt (int $c.nodes) 1 }}{{ $failures = append $failures (printf "LR014: /workload/nodes: prefill and decode servers are one node each here (llm-d's P/D path), and workload.nodes is %d; servers across nodes with prefill and decode apart (llm-d's wide expert parallelism) are not rendered" (int $c.nodes)) }}{{ end -}}
+{{- if and (gt (int $c.nodes) 1) (not $p.dataParallelAttention) -}}
+{{- if gt (int (get $m "experts" | default 0)) 1 -}}
+{{- $failures = append $failures (printf "LR014: /serving/dataParallelAttention: prefill and decode servers across %d nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on" (int $c.nodes)) -}}
+{{- else -}}
+{{- $failures = append $failures (printf "LR014: /workload/nodes: prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server (workload.nodes: 1)" $v.model.name) -}}
+{{- end -}}
+{{- end -}}
 {{- if ne $s.autoscaling.kind "none" }}{{ $failures = append $failures "LR014: /serving/autoscaling/kind: prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas, decode.replicas); an autoscaler of the release's one server count is not rendered beside them: set kind none" }}{{ end -}}
-{{- if eq $s.dataParallelAttention "on" }}{{ $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers are tensor-parallel here, as llm-d's P/D path runs them: set dataParallelAttention auto or off" }}{{ end -}}
+{{- if and (eq $s.dataParallelAttention "on") (eq (int $c.nodes) 1) }}{{ $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers of one node are tensor-parallel, as llm-d's P/D path runs them: set dataParallelAttention auto or off, or serve across nodes (workload.nodes) as its wide expert-parallel path does" }}{{ end -}}
 {{- if eq (int $s.port) 8200 }}{{ $failures = append $failures "LR021: /serving/port: a decode server's vLLM listens on 8200 behind its routing sidecar on serving.port: choose another serving.port" }}{{ else if has (int $s.disaggregation.sideChannelPort) (list (int $s.port) 8200) }}{{ $failures = append $failures (printf "LR021: /serving/disaggregation/sideChannelPort: %d is taken by the server (serving.port %d, a decode server's vLLM 8200): choose another port for NIXL's side channel" (int $s.disaggregation.sideChannelPort) (int $s.port)) }}{{ end -}}
 {{- if ne (get (get $v.catalog.fabrics $c.fabric.kind | default dict) "nixlBackend" | default "") "UCX" -}}
 {{- $failures = append $failures (printf "LR019: /serving/disaggregation/enabled: KV caches move between the prefill and decode servers over RDMA with NIXL's UCX backend, and %s's fabric in use (%s) offers none: use a profile with GPUDirect RDMA or InfiniBand" $v.accelerator.profile ($c.fabric.kind | default "none")) -}}
