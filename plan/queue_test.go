@@ -90,3 +90,25 @@ func TestPlanSaysTheFabricOfOneNode(t *testing.T) {
 		t.Errorf("a one-node plan without a fabric names one:\n%s", text)
 	}
 }
+
+// Prefill and decode servers across nodes: the plan names each server
+// object's pods, and says every pod of a server is an endpoint.
+func TestPlanSaysPrefillAndDecodeAcrossNodes(t *testing.T) {
+	text, md, _ := planOf(t, []string{"../examples/serving/serve-gke-h200-deepseek-r1-wide-ep.yaml"})
+	for form, out := range map[string]string{"text": text, "markdown": md} {
+		for _, want := range []string{
+			"(1 prefill + 1 decode) servers x (2 node(s) x 8 nvidia.com/gpu) = 32 device(s); data-parallel attention on 16 ranks",
+			"LeaderWorkerSet/llm-decode spec.leaderWorkerTemplate.workerTemplate.spec: 1 pod(s) x 8 nvidia.com/gpu",
+			"LeaderWorkerSet/llm-prefill spec.leaderWorkerTemplate.leaderTemplate.spec: 1 pod(s) x 8 nvidia.com/gpu",
+			"every pod of a server answers for its own node's 8 data-parallel ranks",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s plan lacks %q:\n%s", form, want, out)
+			}
+		}
+	}
+	// One object with pods: its paths alone, as before.
+	if text, _, _ := planOf(t, []string{"../examples/serving/serve-gke-h200-llama31-70b-instruct-lws.yaml"}); strings.Contains(text, "LeaderWorkerSet/llm spec.") {
+		t.Errorf("a step of one server object names it before each path:\n%s", text)
+	}
+}

@@ -32,6 +32,7 @@ func steps(objs []rules.Object) []Step {
 		}
 		return s
 	}
+	podsOf := map[string][]string{} // a step's accelerator pods: the object of each
 	for _, o := range objs {
 		comp, _ := meta(o, "labels")["app.kubernetes.io/component"].(string)
 		if comp == "" {
@@ -47,7 +48,19 @@ func steps(objs []rules.Object) []Step {
 		if kind := fmt.Sprint(o.Doc["kind"]); kind == "TrainingRuntime" || kind == "ClusterTrainingRuntime" {
 			continue // a template: its pods are the TrainJobs' that use it
 		}
-		s.Pods = append(s.Pods, acceleratorPods(rules.Compute(o))...)
+		for _, pc := range acceleratorPods(rules.Compute(o)) {
+			s.Pods = append(s.Pods, pc)
+			podsOf[comp] = append(podsOf[comp], id)
+		}
+	}
+	// A step of several objects with accelerator pods (prefill and decode
+	// servers) names the object of each.
+	for comp, ids := range podsOf {
+		if slices.ContainsFunc(ids, func(id string) bool { return id != ids[0] }) {
+			for i, id := range ids {
+				byName[comp].Pods[i].Path = id + " " + byName[comp].Pods[i].Path
+			}
+		}
 	}
 	// A TrainJob's pods are its runtime's, numNodes of them.
 	for _, o := range objs {
