@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -365,6 +366,28 @@ type NodeSpec struct {
 // PodNodeSelector admission plugin adds it to every pod of the namespace.
 const ScenarioLabel = "sim.llmrender.dev/scenario"
 
+// domainLabels name a group of nodes (a node pool, a network block, an
+// NVLink domain). Each scenario stands for a cluster of its own, so its
+// groups are its own: JobSet's exclusive placement and pod affinities
+// count the pods of every namespace in a topology domain, and two
+// scenarios' pools of one name would be one domain.
+var domainLabels = []string{"cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "kubernetes.azure.com/agentpool",
+	"cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock", "nvidia.com/gpu.clique"}
+
+// nodeLabels are a scenario's node's labels: its name, zone and scenario,
+// and its shape's, the groups of nodes named the scenario's own.
+func nodeLabels(scenario, name, zone string, shape Shape) map[string]string {
+	labels := map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+		"topology.kubernetes.io/zone": zone, ScenarioLabel: scenario}
+	for k, v := range shape.Labels {
+		if slices.Contains(domainLabels, k) {
+			v = scenario + "-" + v
+		}
+		labels[k] = v
+	}
+	return labels
+}
+
 // AddNodes creates a scenario's nodes, each with a pod that stands for the
 // platform's DaemonSets on it, so the scheduler sees what a real node has
 // left.
@@ -377,11 +400,7 @@ func (c *Cluster) AddNodes(ctx context.Context, scenario string, specs []NodeSpe
 		}
 		for i := range spec.Count {
 			name := fmt.Sprintf("%s-%s-%s-%d", scenario, spec.Shape, spec.Zone[len(spec.Zone)-1:], i)
-			labels := map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-				"topology.kubernetes.io/zone": spec.Zone, ScenarioLabel: scenario}
-			for k, v := range shape.Labels {
-				labels[k] = v
-			}
+			labels := nodeLabels(scenario, name, spec.Zone, shape)
 			node := &corev1.Node{
 				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
 				Spec:       corev1.NodeSpec{Taints: shape.Taints, ProviderID: "kwok://" + name},

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,4 +79,29 @@ func tolerated(tolerations []any, taint corev1.Taint) bool {
 		}
 	}
 	return false
+}
+
+// Two scenarios stand for two clusters: a node pool, network block or
+// NVLink domain of one is never the other's, or JobSet's exclusive
+// placement (whose affinities count the pods of every namespace) would see
+// one scenario's slice in the other's pool. The rest of a shape's labels
+// are the same.
+func TestScenariosHaveNodeGroupsOfTheirOwn(t *testing.T) {
+	grouped := 0
+	for name, shape := range Shapes {
+		a, b := nodeLabels("one", "n", "zone-a", shape), nodeLabels("two", "n", "zone-a", shape)
+		for k, v := range shape.Labels {
+			switch {
+			case slices.Contains(domainLabels, k) && a[k] == b[k]:
+				t.Errorf("%s: %s is %q in two scenarios", name, k, a[k])
+			case slices.Contains(domainLabels, k):
+				grouped++
+			case a[k] != v || b[k] != v:
+				t.Errorf("%s: %s is %q and %q, the shape's is %q", name, k, a[k], b[k], v)
+			}
+		}
+	}
+	if grouped == 0 {
+		t.Error("no shape has a node group label: the test proves nothing")
+	}
 }

@@ -522,14 +522,11 @@ func TestModeExamples(t *testing.T) {
 		{"s1-gke-h100-llama3-finetune-jobset", gkeNodes("h100-mega-80gb", 2), 2, "ml-team", []string{"kubectl", "argocd"}},
 		{"s1-gke-h100-llama3-finetune-trainjob", gkeNodes("h100-mega-80gb", 2), 2, "", []string{"kubectl", "argocd"}},
 		{"s4-eks-trn1-llama2-pretrain-jobset", eksNodes("trn1-32xlarge", 4), 4, "", []string{"kubectl", "reverse"}},
-		// Cloud TPU: one 4x4 slice of four hosts, each host's process
-		// finding the others as JAX does (jaxRank).
+		// Cloud TPU: one 4x4 slice of four hosts, and two 2x4 slices on
+		// node pools of their own, each host's process finding the others
+		// as JAX does (jaxRank).
 		{"gke-tpu-v6e-llama31-8b-maxtext-jobset", gkeNodes("tpu-v6e", 4), 4, "", []string{"kubectl", "reverse"}},
-		// The example across two slices is not run here: JobSet's exclusive
-		// placement of two slices created at once leaves one slice's leader
-		// unschedulable in this cluster now and then (its pool looks taken),
-		// until the scheduler retries minutes later. Its ranks were checked
-		// in the runs that placed both slices.
+		{"gke-tpu-v6e-multislice-jax-jobset", append(gkeNodes("tpu-v6e-2x4-a", 2), NodeSpec{Shape: "tpu-v6e-2x4-b", Count: 2, Zone: "us-central1-b"}), 4, "", []string{"kubectl", "argocd", "reverse"}},
 	}
 	for i, c := range cases {
 		for _, apply := range c.apply {
