@@ -31,6 +31,7 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"serving.lora.adapters[0].name=a,serving.lora.adapters[0].hfRepo=org/a,serving.lora.adapters[0].rank=24,serving.lora.adapters[1].name=b,serving.lora.adapters[1].hfRepo=org/b",
 		"serving.dataParallelAttention=off,serving.engine=sglang",
 		"serving.disaggregation.enabled=true,serving.disaggregation.prefill.replicas=3,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw",
+		"serving.disaggregation.enabled=true,serving.disaggregation.prefill.nodes=2,serving.disaggregation.decode.nodes=4,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw",
 	}
 	compared, refused := 0, map[string]int{}
 	// Dense, GQA with a head_dim of its own (qwen3-8b), MoE with sliding
@@ -88,6 +89,16 @@ func compareServer(t *testing.T, set string, res *Result) {
 			if s.Prefill == 0 || phase == "decode" {
 				run = o.Doc
 			}
+			// A prefill server's nodes are its role's own.
+			if phase == "prefill" {
+				size := int64(1)
+				if lwt, ok := o.Doc["spec"].(map[string]any)["leaderWorkerTemplate"].(map[string]any); ok {
+					size = toInt(lwt["size"])
+				}
+				if want := w.ServerOf("prefill").Nodes; size != want {
+					t.Errorf("%s: prefill servers of %d nodes rendered, the rules count %d", set, size, want)
+				}
+			}
 		}
 	}
 	if s.Prefill > 0 {
@@ -113,8 +124,8 @@ func compareServer(t *testing.T, set string, res *Result) {
 			}
 		}
 	}
-	if nodes != w.Nodes {
-		t.Errorf("%s: %d nodes per server rendered, the rules count %d", set, nodes, w.Nodes)
+	if nodes != s.Nodes {
+		t.Errorf("%s: %d nodes per server rendered, the rules count %d", set, nodes, s.Nodes)
 	}
 	if r, ok := spec["replicas"]; ok && toInt(r) != s.Replicas {
 		t.Errorf("%s: %d replicas rendered, the rules count %d", set, toInt(r), s.Replicas)

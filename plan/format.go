@@ -246,8 +246,11 @@ func peakLine(p *Plan) string {
 		return "Peak: no accelerator pods."
 	}
 	line := fmt.Sprintf("Peak: %d accelerator pod(s) at once", p.Peak)
+	if s := p.Serve; s != nil && s.Prefill > 0 && s.PrefillNodesPerServer != s.NodesPerServer {
+		return line + fmt.Sprintf(" for %s of %s and %s of %s.", plural(s.Prefill, "prefill server"), plural(s.PrefillNodesPerServer, "node"), plural(s.Decode, "decode server"), plural(s.NodesPerServer, "node"))
+	}
 	if p.Serve != nil {
-		return line + fmt.Sprintf(" for %s of %s.", plural(p.Serve.Replicas, "server"), plural(p.Compute.Nodes, "node"))
+		return line + fmt.Sprintf(" for %s of %s.", plural(p.Serve.Replicas, "server"), plural(p.Serve.NodesPerServer, "node"))
 	}
 	if p.Peak == p.Compute.Nodes {
 		return line + ", one per node of the workload."

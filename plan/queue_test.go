@@ -107,6 +107,25 @@ func TestPlanSaysPrefillAndDecodeAcrossNodes(t *testing.T) {
 			}
 		}
 	}
+	// Decode servers of more nodes than prefill servers: each role's size,
+	// and the world a decode server's.
+	text, md, js := planOf(t, []string{"../examples/serving/serve-gke-h200-deepseek-r1-wide-ep.yaml"}, "serving.disaggregation.decode.nodes=4")
+	for form, out := range map[string]string{"text": text, "markdown": md} {
+		for _, want := range []string{
+			"1 prefill server x (2 node(s) x 8 nvidia.com/gpu) + 1 decode server x (4 node(s) x 8 nvidia.com/gpu) = 48 device(s); data-parallel attention on 16 ranks a prefill server and 32 a decode server",
+			"Peak: 6 accelerator pod(s) at once for 1 prefill server of 2 nodes and 1 decode server of 4 nodes.",
+			"a prefill server's (the fewer nodes: each of its ranks holds the most)",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s plan of roles of their own sizes lacks %q:\n%s", form, want, out)
+			}
+		}
+	}
+	for _, want := range []string{`"nodesPerServer":4`, `"prefillNodesPerServer":2`, `"prefillDataParallel":16`, `"dataParallel":32`, `"worldSize":32`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("JSON plan of roles of their own sizes lacks %s:\n%s", want, js)
+		}
+	}
 	// One object with pods: its paths alone, as before.
 	if text, _, _ := planOf(t, []string{"../examples/serving/serve-gke-h200-llama31-70b-instruct-lws.yaml"}); strings.Contains(text, "LeaderWorkerSet/llm spec.") {
 		t.Errorf("a step of one server object names it before each path:\n%s", text)

@@ -17,11 +17,16 @@ type Serve struct {
 	Replicas int64  `json:"replicas"` // servers (the most, with autoscaling)
 	// Prefill and Decode are the servers of each role when prefill and
 	// decode are apart (serving.disaggregation), 0 otherwise.
-	Prefill          int64 `json:"prefill,omitempty"`
-	Decode           int64 `json:"decode,omitempty"`
-	NodesPerServer   int64 `json:"nodesPerServer"`
-	TensorParallel   int64 `json:"tensorParallel"`
-	PipelineParallel int64 `json:"pipelineParallel"`
+	Prefill        int64 `json:"prefill,omitempty"`
+	Decode         int64 `json:"decode,omitempty"`
+	NodesPerServer int64 `json:"nodesPerServer"`
+	// PrefillNodesPerServer and PrefillDataParallel are a prefill
+	// server's, when prefill and decode are apart; NodesPerServer and the
+	// parallel sizes are then a decode server's.
+	PrefillNodesPerServer int64 `json:"prefillNodesPerServer,omitempty"`
+	PrefillDataParallel   int64 `json:"prefillDataParallel,omitempty"`
+	TensorParallel        int64 `json:"tensorParallel"`
+	PipelineParallel      int64 `json:"pipelineParallel"`
 	// DataParallel is the ranks that run attention each on their own
 	// sequences (data-parallel attention), 1 otherwise; ExpertParallel
 	// tells whether the experts spread over the devices.
@@ -56,10 +61,14 @@ type Serve struct {
 // serveOf reads the server from the values and the rendered objects.
 func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespace string, checkpoint float64) *Serve {
 	s := w.Server()
-	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: w.Nodes,
+	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: s.Nodes,
 		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes,
 		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: fit.SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters,
 		Prefill: s.Prefill, Decode: s.Decode}
+	if w.Disaggregated() {
+		p := w.ServerOf("prefill")
+		out.PrefillNodesPerServer, out.PrefillDataParallel = p.Nodes, p.DP
+	}
 	var runs []string
 	for _, o := range objs {
 		kind, _ := o.Doc["kind"].(string)
@@ -161,11 +170,18 @@ func serveLine(s *Serve, c Compute) string {
 		parallel += fmt.Sprintf(", experts spread over %d devices", s.TensorParallel*s.DataParallel)
 	}
 	servers := plural(s.Replicas, "server")
+	if s.Prefill > 0 && s.PrefillNodesPerServer != s.NodesPerServer {
+		// Roles of their own sizes: each its servers, nodes and ranks.
+		return fmt.Sprintf("%s x (%d node(s) x %d %s) + %s x (%d node(s) x %d %s) = %d device(s); data-parallel attention on %d ranks a prefill server and %d a decode server (a KV cache each), experts spread over every device of a server",
+			plural(s.Prefill, "prefill server"), s.PrefillNodesPerServer, c.DevicesPerNode, c.Resource,
+			plural(s.Decode, "decode server"), s.NodesPerServer, c.DevicesPerNode, c.Resource,
+			(s.Prefill*s.PrefillNodesPerServer+s.Decode*s.NodesPerServer)*c.DevicesPerNode, s.PrefillDataParallel, s.DataParallel)
+	}
 	if s.Prefill > 0 {
 		servers = fmt.Sprintf("(%d prefill + %d decode) servers", s.Prefill, s.Decode)
 	}
 	return fmt.Sprintf("%s x (%d node(s) x %d %s) = %d device(s); %s per server",
-		servers, s.NodesPerServer, c.DevicesPerNode, c.Resource, s.Replicas*c.Devices, parallel)
+		servers, s.NodesPerServer, c.DevicesPerNode, c.Resource, s.Replicas*s.NodesPerServer*c.DevicesPerNode, parallel)
 }
 
 // serverLines are the plan's lines about a server, label first.

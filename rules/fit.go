@@ -196,9 +196,15 @@ func kvText(f model.Facts, tp, perToken, dtype int64) string {
 // KV cache for maxNumSeqs sequences of maxModelLen tokens, against what
 // the server may use: serving.memoryFraction of the GPUs' memory, all of
 // the NeuronCores' (Neuron sizes its cache from the two lengths), or the
-// pod's memory on CPU.
+// pod's memory on CPU. With prefill and decode apart, the servers of
+// fewer nodes: each of their ranks holds the most.
 func serveEstimate(w *Workload) Estimate {
 	s := w.Server()
+	for _, role := range w.ServerRoles() {
+		if r := w.ServerOf(role); r.Nodes < s.Nodes {
+			s = r
+		}
+	}
 	f := w.Facts()
 	weights := f.WeightBytes()
 	weightsBasis := fmt.Sprintf("%s %s", weightsText(f), human(weights))
@@ -239,14 +245,17 @@ func serveEstimate(w *Workload) Estimate {
 	switch s.Platform {
 	case "cpu":
 		mem := podMemory(w)
-		e.HaveBytes = float64(w.Nodes) * mem
-		e.HaveBasis = fmt.Sprintf("%d node(s) x %s of pod memory = %s available", w.Nodes, human(mem), human(e.HaveBytes))
+		e.HaveBytes = float64(s.Nodes) * mem
+		e.HaveBasis = fmt.Sprintf("%d node(s) x %s of pod memory = %s available", s.Nodes, human(mem), human(e.HaveBytes))
 	case "neuron":
-		e.HaveBytes = float64(w.Nodes*w.Devices) * perDevice * 1e9
-		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB = %s available", w.Nodes, w.Devices, perDevice, human(e.HaveBytes))
+		e.HaveBytes = float64(s.Nodes*w.Devices) * perDevice * 1e9
+		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB = %s available", s.Nodes, w.Devices, perDevice, human(e.HaveBytes))
 	default:
-		e.HaveBytes = float64(w.Nodes*w.Devices) * perDevice * 1e9 * s.MemoryFraction
-		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB x %g (serving.memoryFraction) = %s usable", w.Nodes, w.Devices, perDevice, s.MemoryFraction, human(e.HaveBytes))
+		e.HaveBytes = float64(s.Nodes*w.Devices) * perDevice * 1e9 * s.MemoryFraction
+		e.HaveBasis = fmt.Sprintf("%d node(s) x %d x %g GB x %g (serving.memoryFraction) = %s usable", s.Nodes, w.Devices, perDevice, s.MemoryFraction, human(e.HaveBytes))
+	}
+	if w.Disaggregated() && w.RoleNodes("prefill") != w.RoleNodes("decode") {
+		e.HaveBasis += fmt.Sprintf(", a %s server's (the fewer nodes: each of its ranks holds the most)", s.Role)
 	}
 	if sequence > 0 && e.HaveBytes > weights {
 		e.SequencesFit = int64(math.Floor((e.HaveBytes - weights) / sequence))

@@ -52,7 +52,11 @@ func (w *Workload) Ranks() Ranks {
 		}
 		return Ranks{WorldSize: workers, Launch: fmt.Sprintf("Ray train workers, one per %s", per)}
 	}
-	return Ranks{WorldSize: w.Nodes * procs, Launch: "one process per " + per}
+	nodes := w.Nodes
+	if w.Mode == "serve" {
+		nodes = w.Server().Nodes // a decode server's, with prefill and decode apart
+	}
+	return Ranks{WorldSize: nodes * procs, Launch: "one process per " + per}
 }
 
 // MPIProgram is what mpirun starts on every slot: workload.script, or

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/llmrender/llmrender/values"
@@ -21,6 +22,11 @@ type Server struct {
 	Build    map[string]any // catalog.servers.<engine>.platforms.<platform>; nil when there is none
 	catalog  map[string]any // the values' catalog
 	Image    string
+	// Role is the server's role: "" (the release's one kind of server), or
+	// prefill or decode (serving.disaggregation); Nodes the nodes of one
+	// server: workload.nodes, or the role's own.
+	Role  string
+	Nodes int64
 	// Tensor and pipeline parallel sizes: serving.*, or the devices of a
 	// node (its logical NeuronCores) and the nodes.
 	TP, PP int64
@@ -112,21 +118,33 @@ func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding
 		out = append(out, at(pos, "LR014", Error, ptr,
 			"prefill and decode servers are paired per request by llm-d's endpoint picker, which serves an InferencePool: set serving.inferencePool.enabled and its gateway"))
 	}
-	switch {
-	case w.Nodes > 1 && !s.DataParallelAttention && w.Facts().MoE():
-		out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention", fmt.Sprintf(
-			"prefill and decode servers across %d nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on", w.Nodes)))
-	case w.Nodes > 1 && !s.DataParallelAttention:
-		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
-			"prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server (workload.nodes: 1)", w.ModelName)))
+	// Both roles of one node (tensor-parallel), or both across nodes
+	// (data-parallel): KV caches move between servers of one kind.
+	if p, d := w.RoleNodes("prefill"), w.RoleNodes("decode"); (p == 1) != (d == 1) {
+		ptr := w.roleNodesPointer("decode")
+		if ptr == "/workload/nodes" {
+			ptr = w.roleNodesPointer("prefill")
+		}
+		out = append(out, at(pos, "LR014", Error, ptr, fmt.Sprintf(
+			"prefill servers of %s and decode servers of %s: a server of one node is tensor-parallel (llm-d's P/D path) and one across nodes data-parallel (its wide expert-parallel path), and the two kinds are not rendered together: give both roles one node, or both two or more", Plural(p, "node"), Plural(d, "node"))))
+	}
+	for _, role := range w.ServerRoles() {
+		r := w.ServerOf(role)
+		switch {
+		case r.Nodes > 1 && !r.DataParallelAttention && w.Facts().MoE():
+			out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
+				"prefill and decode servers across nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on"))
+		case r.Nodes > 1 && !r.DataParallelAttention:
+			out = append(out, at(pos, "LR014", Error, w.roleNodesPointer(role), fmt.Sprintf(
+				"prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server", w.ModelName)))
+		case r.Nodes == 1 && str(w.V, "serving", "dataParallelAttention") == "on":
+			out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
+				"prefill and decode servers of one node are tensor-parallel, as llm-d's P/D path runs them: set dataParallelAttention auto or off, or serve across nodes (workload.nodes) as its wide expert-parallel path does"))
+		}
 	}
 	if w.autoscales() {
 		out = append(out, at(pos, "LR014", Error, "/serving/autoscaling/kind",
 			"prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas, decode.replicas); an autoscaler of the release's one server count is not rendered beside them: set kind none"))
-	}
-	if str(w.V, "serving", "dataParallelAttention") == "on" && w.Nodes == 1 {
-		out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
-			"prefill and decode servers of one node are tensor-parallel, as llm-d's P/D path runs them: set dataParallelAttention auto or off, or serve across nodes (workload.nodes) as its wide expert-parallel path does"))
 	}
 	// A decode server's vLLM listens on 8200 behind its sidecar on
 	// serving.port; NIXL's side channel beside both.
@@ -173,10 +191,44 @@ func (w *Workload) nixlProfiles() []string {
 	return out
 }
 
-// Server derives the server of the values (meaningful in mode serve).
+// ServerRoles are the roles of a release's servers: one ("") or, with
+// prefill and decode apart, "prefill" and "decode".
+func (w *Workload) ServerRoles() []string {
+	if w.Disaggregated() {
+		return []string{"prefill", "decode"}
+	}
+	return []string{""}
+}
+
+// RoleNodes is the nodes of one server of a role: the role's own
+// (serving.disaggregation.<role>.nodes), or workload.nodes.
+func (w *Workload) RoleNodes(role string) int64 {
+	if n := integer(w.V, "serving", "disaggregation", role, "nodes"); role != "" && n > 0 {
+		return n
+	}
+	return w.Nodes
+}
+
+// roleNodesPointer is where a role's node count is set.
+func (w *Workload) roleNodesPointer(role string) string {
+	if role != "" && integer(w.V, "serving", "disaggregation", role, "nodes") > 0 {
+		return "/serving/disaggregation/" + role + "/nodes"
+	}
+	return "/workload/nodes"
+}
+
+// Server derives the server of the values (meaningful in mode serve): the
+// one clients reach, a decode server when prefill and decode are apart.
 func (w *Workload) Server() Server {
+	roles := w.ServerRoles()
+	return w.ServerOf(roles[len(roles)-1])
+}
+
+// ServerOf derives the server of a role (ServerRoles).
+func (w *Workload) ServerOf(role string) Server {
+	nodes := w.RoleNodes(role)
 	s := Server{Engine: str(w.V, "serving", "engine"), Image: str(w.V, "serving", "image"), catalog: mapAt(w.V, "catalog"),
-		MaxModelLen: integer(w.V, "serving", "maxModelLen"), MaxNumSeqs: integer(w.V, "serving", "maxNumSeqs")}
+		MaxModelLen: integer(w.V, "serving", "maxModelLen"), MaxNumSeqs: integer(w.V, "serving", "maxNumSeqs"), Role: role, Nodes: nodes}
 	// The build for the profile's kind of accelerator; catalog.servers
 	// names NVIDIA's "gpu".
 	if s.Platform = acceleratorKind(str(w.Acc, "resource")); s.Platform == "cuda" {
@@ -206,7 +258,7 @@ func (w *Workload) Server() Server {
 	}
 	s.PP = integer(w.V, "serving", "pipelineParallel")
 	if s.PP <= 0 {
-		s.PP = w.Nodes
+		s.PP = nodes
 	}
 	s.Replicas = max(1, integer(w.V, "serving", "replicas"))
 	if w.autoscales() {
@@ -254,17 +306,17 @@ func (w *Workload) Server() Server {
 	}
 	f := w.Facts()
 	s.DP = 1
-	devices := w.Nodes * w.ProcsPerNode()
+	devices := nodes * w.ProcsPerNode()
 	switch str(w.V, "serving", "dataParallelAttention") {
 	case "on":
 		s.DataParallelAttention = true
 	case "auto":
-		s.DataParallelAttention = f.MoE() && s.Platform == "gpu" && devices > 1 && (f.Attention == "mla" || w.Nodes > 1)
+		s.DataParallelAttention = f.MoE() && s.Platform == "gpu" && devices > 1 && (f.Attention == "mla" || nodes > 1)
 	}
-	if w.Disaggregated() && w.Nodes == 1 {
+	if w.Disaggregated() && nodes == 1 {
 		s.DataParallelAttention = false // llm-d's P/D servers of one node are tensor-parallel
 	}
-	s.Hybrid = w.Disaggregated() && w.Nodes > 1 && s.DataParallelAttention
+	s.Hybrid = w.Disaggregated() && nodes > 1 && s.DataParallelAttention
 	if s.DataParallelAttention {
 		s.DP, s.TP, s.PP = max(1, devices), 1, 1
 	}
@@ -363,7 +415,24 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR009", Error, "/model/name", fmt.Sprintf(
 			"%s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)", str(w.Model, "hfRepo"))))
 	}
-	return append(out, serverShape(w, pos, s)...)
+	// Each role's servers: a finding both roles share is said once.
+	for _, role := range w.ServerRoles() {
+		out = append(out, serverShape(w, pos, w.ServerOf(role))...)
+	}
+	return distinct(out)
+}
+
+// distinct drops the findings said before (the same rule, field and
+// message), keeping the order.
+func distinct(fs []Finding) []Finding {
+	type key struct{ rule, field, message string }
+	seen := map[key]bool{}
+	return slices.DeleteFunc(fs, func(f Finding) bool {
+		k := key{f.Rule, f.Field, f.Message}
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
 }
 
 // LR021: a server no build of the engine runs, or parallelism the engine
@@ -383,8 +452,8 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	case s.Build == nil:
 		builds := values.SortedKeys(mapAt(w.V, "catalog", "servers", s.Engine, "platforms"))
 		add("/serving/engine", "%s has no build for %s (%s accelerators); builds: %s", s.Engine, w.Profile, s.Platform, strings.Join(builds, ", "))
-	case w.Nodes > 1 && !boolean(s.Build, "multiNode"):
-		add("/workload/nodes", "%s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)", s.Engine, s.Platform, w.Nodes)
+	case s.Nodes > 1 && !boolean(s.Build, "multiNode"):
+		add(w.roleNodesPointer(s.Role), "%s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)", s.Engine, s.Platform, s.Nodes)
 	case s.PP > 1 && !boolean(s.Build, "pipeline"):
 		add("/serving/pipelineParallel", "%s on %s has no pipeline parallelism; use serving.pipelineParallel: 1", s.Engine, s.Platform)
 	}
@@ -392,10 +461,10 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	out = append(out, loraShape(w, pos, s)...)
 	// A server across nodes that takes part of each node leaves the rest
 	// of its devices, and the NICs they share, to nothing it serves.
-	if per := integer(w.Acc, "devicesPerNode"); w.Nodes > 1 && str(w.Acc, "resource") != "" && w.Devices < per {
+	if per := integer(w.Acc, "devicesPerNode"); s.Nodes > 1 && str(w.Acc, "resource") != "" && w.Devices < per {
 		out = append(out, at(pos, "LR021", Warning, "/accelerator/devices", fmt.Sprintf(
 			"a server across %d nodes takes %d of the %d devices of each node: its pods talk across nodes while %d devices of each node sit unused by it; set accelerator.devices: 0 (every device of a node), or use fewer nodes",
-			w.Nodes, w.Devices, per, per-w.Devices)))
+			s.Nodes, w.Devices, per, per-w.Devices)))
 	}
 	heads, kv := integer(w.Model, "heads"), integer(w.Model, "kvHeads")
 	if kv <= 0 {
@@ -420,8 +489,8 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	case kv > 0 && max(kv, s.TP)%min(kv, s.TP) != 0:
 		add(tpAt, "tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s", s.TP, tpWhy, kv, w.ModelName, fix)
 	}
-	if procs := w.Nodes * w.ProcsPerNode(); str(w.Acc, "resource") != "" && s.DP*s.TP*s.PP != procs {
-		add("/serving/tensorParallel", "tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices", s.TP, s.PP, s.TP*s.PP, w.Nodes, w.ProcsPerNode(), procs)
+	if procs := s.Nodes * w.ProcsPerNode(); str(w.Acc, "resource") != "" && s.DP*s.TP*s.PP != procs {
+		add("/serving/tensorParallel", "tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices", s.TP, s.PP, s.TP*s.PP, s.Nodes, w.ProcsPerNode(), procs)
 	}
 	if layers := integer(w.Model, "layers"); layers > 0 && s.PP > layers {
 		add("/serving/pipelineParallel", "%d pipeline stages for the %d layers of %s", s.PP, layers, w.ModelName)

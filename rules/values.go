@@ -263,6 +263,10 @@ func (w *Workload) downloads() bool {
 // Pods is how many pods mount the claim at once: every node of the run,
 // and in serve mode every node of every server.
 func (w *Workload) Pods() int64 {
+	if w.Mode == "serve" && w.Model != nil && w.Disaggregated() {
+		s := w.Server()
+		return s.Prefill*w.RoleNodes("prefill") + s.Decode*w.RoleNodes("decode")
+	}
 	if w.Mode == "serve" && w.Model != nil {
 		return w.Nodes * w.Server().Replicas
 	}

@@ -16,8 +16,10 @@ import (
 type Expected struct {
 	Programs []string
 	// World is the processes a training run's launcher starts, or a
-	// server's ranks; Slots mpirun's -np (workers x slots).
-	World, Slots int
+	// server's ranks (a decode server's, with prefill and decode apart,
+	// and PrefillWorld a prefill server's); Slots mpirun's -np (workers x
+	// slots).
+	World, PrefillWorld, Slots int
 	// WorkDir is the working directory the values name, which the image
 	// holds.
 	WorkDir string
@@ -34,6 +36,9 @@ func expect(namespace, release string, res *pipeline.Result) error {
 	}
 	e := Expected{Programs: sandbox.ValuePrograms(res.Values), World: int(p.Compute.WorldSize), Slots: int(p.Compute.Nodes * p.Compute.SlotsPerWorker)}
 	e.WorkDir, _ = tree.Get(res.Values, "workload", "workingDir").(string)
+	if s := p.Serve; s != nil && s.Prefill > 0 {
+		e.PrefillWorld = int(s.TensorParallel * s.PipelineParallel * s.PrefillDataParallel)
+	}
 	rendered.Store(namespace, e)
 	return nil
 }

@@ -186,7 +186,11 @@ func (r *Runtime) distributed(ctx context.Context, s *running, rk rank) standin.
 	if rk.err != nil {
 		return fail("%s", rk.err)
 	}
-	if want := r.expected(s.pod.Namespace).World; want > 0 && rk.world != want {
+	want := r.expected(s.pod.Namespace).World
+	if w := r.expected(s.pod.Namespace).PrefillWorld; w > 0 && s.pod.Labels["llm-d.ai/role"] == "prefill" {
+		want = w // a prefill server of its own size
+	}
+	if want > 0 && rk.world != want {
 		return fail("%s starts %d processes (ranks); the plan's world size is %d", rk.launcher, rk.world, want)
 	}
 	// A JAX or PyTorch/XLA process uses every chip of its host.

@@ -269,6 +269,10 @@ func TestServe(t *testing.T) {
 			"model.name=llama-3.1-8b-instruct,accelerator.profile=h100-80gb,accelerator.devices=8,kueue.queueName=team,storage.storageClassName=premium-rwo", "team"},
 		{"h200-lws-kueue", gkeNodes("h200-141gb", 2), 2,
 			"model.name=llama-3.1-70b-instruct,accelerator.profile=h200-141gb,accelerator.devices=8,workload.nodes=2,kueue.queueName=team,storage.storageClassName=standard-rwx", "team"},
+		// Prefill and decode servers of their own sizes: each role's ranks
+		// agree on its own world (16 a prefill server, 32 a decode server).
+		{"h200-prefill-decode-sizes", gkeNodes("h200-141gb", 6), 6,
+			"model.name=deepseek-r1,accelerator.profile=h200-141gb,accelerator.devices=8,workload.nodes=2,serving.disaggregation.enabled=true,serving.disaggregation.decode.nodes=4,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw,serving.maxModelLen=32768,storage.storageClassName=standard-rwx", ""},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

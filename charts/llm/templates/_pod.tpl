@@ -232,7 +232,9 @@ kueue.x-k8s.io/podset-required-topology: {{ . | quote }}
 {{- with $k.preferredTopology }}
 kueue.x-k8s.io/podset-preferred-topology: {{ . | quote }}
 {{- end }}
-{{- if and (or $k.requiredTopology $k.preferredTopology) (eq .Values.orchestration.mode "serve") (gt (int .Values.workload.nodes) 1) }}
+{{- $d := .Values.serving.disaggregation -}}
+{{- $acrossNodes := or (gt (int .Values.workload.nodes) 1) (and $d.enabled (or (gt (int $d.prefill.nodes) 1) (gt (int $d.decode.nodes) 1))) -}}
+{{- if and (or $k.requiredTopology $k.preferredTopology) (eq .Values.orchestration.mode "serve") $acrossNodes }}
 kueue.x-k8s.io/podset-group-name: server
 {{- end }}
 {{- if and $k.sliceTopology (has .Values.orchestration.mode (list "jobset" "trainjob")) }}

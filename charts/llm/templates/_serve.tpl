@@ -29,6 +29,9 @@ They all mount the claim, so more than one makes it a shared
 llm.serve: what the serve templates derive, as JSON.
 
   engine, platform  serving.engine; gpu, cpu or neuron (from the profile's resource)
+  nodes             the nodes of one server: workload.nodes, or with prefill
+                    and decode apart the role's own (serving.disaggregation.
+                    <phase>.nodes)
   build             catalog.servers.<engine>.platforms.<platform> (empty when there is none)
   image             serving.image, or the build's
   tp, pp            tensor and pipeline parallel sizes
@@ -60,12 +63,17 @@ llm.serve: what the serve templates derive, as JSON.
                     across nodes, llm-d's wide expert parallelism)
   env               environment the server adds (a list)
 
-Inputs (dict): root, ctx.
+Inputs (dict): root, ctx, phase (optional: "prefill" or "decode"; the
+decode server's when it is not given and prefill and decode are apart).
 */}}
 {{- define "llm.serve" -}}
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 {{- $s := $v.serving -}}
+{{- $nodes := int $c.nodes -}}
+{{- if $s.disaggregation.enabled -}}
+{{- $nodes = int (get $s.disaggregation (get . "phase" | default "decode")).nodes | default $nodes | int -}}
+{{- end -}}
 {{- $m := $c.model -}}
 {{- /* The engine's build: gpu (NVIDIA, CUDA), rocm (AMD), tpu, neuron or cpu. */ -}}
 {{- $platform := "gpu" -}}
@@ -79,20 +87,20 @@ device generation. */ -}}
 the engine's own (no flag). */ -}}
 {{- $seqs := int $s.maxNumSeqs | default (int (get $build "maxNumSeqs" | default 0)) | int -}}
 {{- $tp := int $s.tensorParallel | default (int $c.procsPerNode) | int -}}
-{{- $pp := int $s.pipelineParallel | default (int $c.nodes) | int -}}
+{{- $pp := int $s.pipelineParallel | default $nodes | int -}}
 {{- /* Data-parallel attention (a mixture-of-experts model): each device is
 a rank with attention and a KV cache of its own, the experts spread over
 all of them. */ -}}
-{{- $devices := mul (int $c.nodes) (int $c.procsPerNode) -}}
+{{- $devices := mul $nodes (int $c.procsPerNode) -}}
 {{- $moe := gt (int (get $m "experts" | default 0)) 1 -}}
-{{- $dpa := or (eq $s.dataParallelAttention "on") (and (eq $s.dataParallelAttention "auto") $moe (eq $platform "gpu") (gt $devices 1) (or (gt (int (get $m "kvLoraRank" | default 0)) 0) (gt (int $c.nodes) 1))) -}}
+{{- $dpa := or (eq $s.dataParallelAttention "on") (and (eq $s.dataParallelAttention "auto") $moe (eq $platform "gpu") (gt $devices 1) (or (gt (int (get $m "kvLoraRank" | default 0)) 0) (gt $nodes 1))) -}}
 {{- /* Disaggregated servers of one node are tensor-parallel (llm-d's P/D
 path); across nodes they are data-parallel, experts spread over every
 device (its wide expert-parallel path). */ -}}
-{{- if and $s.disaggregation.enabled (eq (int $c.nodes) 1) }}{{ $dpa = false }}{{ end -}}
+{{- if and $s.disaggregation.enabled (eq $nodes 1) }}{{ $dpa = false }}{{ end -}}
 {{- $dp := 1 -}}
 {{- if $dpa }}{{ $dp = $devices }}{{ $tp = 1 }}{{ $pp = 1 }}{{ end -}}
-{{- $lws := gt (int $c.nodes) 1 -}}
+{{- $lws := gt $nodes 1 -}}
 {{- /* The server downloads the weights itself unless a step does, or
 they are on the claim already (download.offline). */ -}}
 {{- $w := $s.weights -}}
@@ -182,6 +190,7 @@ server reads them. */ -}}
 {{- toJson (dict
   "engine" $s.engine
   "platform" $platform
+  "nodes" $nodes
   "build" $build
   "image" ($s.image | default (get $build "image") | default "")
   "tp" $tp
@@ -212,6 +221,24 @@ server reads them. */ -}}
   "disaggregated" (and $s.disaggregation.enabled true)
   "hybrid" (and $s.disaggregation.enabled $lws $dpa true)
   "env" $env) -}}
+{{- end -}}
+
+{{/*
+llm.serve.phases: the roles whose servers are Deployments (lws false) or
+LeaderWorkerSets (lws true), as a JSON list: "" for the release's one
+kind of server, or "prefill" and "decode" (serving.disaggregation); a
+role's servers span nodes when it has more than one.
+Inputs (dict): root, ctx, lws.
+*/}}
+{{- define "llm.serve.phases" -}}
+{{- $phases := list "" -}}
+{{- if .root.Values.serving.disaggregation.enabled }}{{ $phases = list "prefill" "decode" }}{{ end -}}
+{{- $out := list -}}
+{{- range $phases -}}
+{{- $p := include "llm.serve" (dict "root" $.root "ctx" $.ctx "phase" .) | fromJson -}}
+{{- if eq $p.lws $.lws }}{{ $out = append $out . }}{{ end -}}
+{{- end -}}
+{{- toJson $out -}}
 {{- end -}}
 
 {{/*
@@ -466,7 +493,7 @@ nodes (each answers for its node). Inputs (dict): root, ctx, serve
 (llm.serve).
 */}}
 {{- define "llm.serve.endpoints" -}}
-{{- if and .serve.lws (not .serve.hybrid) -}}
+{{- if and .serve.lws (not .serve.disaggregated) -}}
 leaderworkerset.sigs.k8s.io/name: {{ .ctx.name }}
 llmrender.dev/role: leader
 {{- else -}}
@@ -526,11 +553,19 @@ Inputs (dict): root, ctx, waived.
 {{- end -}}
 {{- end -}}
 {{- if not (has "LR021" .waived) -}}
+{{- /* Each role's servers when prefill and decode are apart (a failure
+both share is said once). */ -}}
+{{- $phases := list "" -}}
+{{- if $s.disaggregation.enabled }}{{ $phases = list "prefill" "decode" }}{{ end -}}
+{{- range $phase := $phases -}}
+{{- $p = include "llm.serve" (dict "root" $.root "ctx" $c "phase" $phase) | fromJson -}}
+{{- $nodesAt := "/workload/nodes" -}}
+{{- if $phase }}{{ if gt (int (get $s.disaggregation $phase).nodes) 0 }}{{ $nodesAt = printf "/serving/disaggregation/%s/nodes" $phase }}{{ end }}{{ end -}}
 {{- $heads := int (get $m "heads" | default 0) -}}
 {{- $kvHeads := int (get $m "kvHeads" | default $heads) -}}
 {{- $tp := int $p.tp -}}
 {{- $pp := int $p.pp -}}
-{{- $procs := mul (int $c.nodes) (int $c.procsPerNode) -}}
+{{- $procs := mul (int $p.nodes) (int $c.procsPerNode) -}}
 {{- if not (get $m "hfRepo") -}}
 {{- $failures = append $failures (printf "LR021: /model/name: %s has no Hugging Face repository, so no server can load it" $v.model.name) -}}
 {{- else if eq $v.model.format "meta" -}}
@@ -539,7 +574,7 @@ Inputs (dict): root, ctx, waived.
 {{- if not $p.build -}}
 {{- $failures = append $failures (printf "LR021: /serving/engine: %s has no build for %s (%s accelerators); builds: %s" $s.engine $v.accelerator.profile $p.platform (keys (get (get $v.catalog.servers $s.engine | default dict) "platforms" | default dict) | sortAlpha | join ", ")) -}}
 {{- else if and $p.lws (not (get $p.build "multiNode")) -}}
-{{- $failures = append $failures (printf "LR021: /workload/nodes: %s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)" $s.engine $p.platform (int $c.nodes)) -}}
+{{- $failures = append $failures (printf "LR021: %s: %s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)" $nodesAt $s.engine $p.platform (int $p.nodes)) -}}
 {{- else if and (gt $pp 1) (not (get $p.build "pipeline")) -}}
 {{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %s on %s has no pipeline parallelism; use serving.pipelineParallel: 1" $s.engine $p.platform) -}}
 {{- end -}}
@@ -566,7 +601,7 @@ doing: point there, and say which device counts would do. */ -}}
 {{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s" $tpAt $tp $tpWhy $kvHeads $v.model.name $fix) -}}
 {{- end -}}
 {{- if and $c.acc.resource (ne (mul $tp $pp (int $p.dp)) $procs) -}}
-{{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $c.nodes) (int $c.procsPerNode) $procs) -}}
+{{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $p.nodes) (int $c.procsPerNode) $procs) -}}
 {{- end -}}
 {{- /* Weights in a bucket (rules/serve.go: weightsShape). */ -}}
 {{- $w := $s.weights -}}
@@ -618,18 +653,29 @@ dataParallelShape, loraShape). */ -}}
 {{- if $p.disaggregated -}}
 {{- if ne $s.engine "vllm" }}{{ $failures = append $failures (printf "LR021: /serving/disaggregation/enabled: prefill and decode apart run vLLM's NixlConnector, as llm-d's P/D path does; %s's disaggregation is not rendered: use serving.engine vllm" $s.engine) }}{{ end -}}
 {{- if not $s.inferencePool.enabled }}{{ $failures = append $failures "LR014: /serving/disaggregation/enabled: prefill and decode servers are paired per request by llm-d's endpoint picker, which serves an InferencePool: set serving.inferencePool.enabled and its gateway" }}{{ end -}}
-{{- if and (gt (int $c.nodes) 1) (not $p.dataParallelAttention) -}}
+{{- /* Both roles of one node (tensor-parallel), or both across nodes
+(data-parallel). */ -}}
+{{- $pn := int $s.disaggregation.prefill.nodes | default (int $c.nodes) | int -}}
+{{- $dn := int $s.disaggregation.decode.nodes | default (int $c.nodes) | int -}}
+{{- if ne (eq $pn 1) (eq $dn 1) -}}
+{{- $mixAt := "/workload/nodes" -}}
+{{- if gt (int $s.disaggregation.prefill.nodes) 0 }}{{ $mixAt = "/serving/disaggregation/prefill/nodes" }}{{ end -}}
+{{- if gt (int $s.disaggregation.decode.nodes) 0 }}{{ $mixAt = "/serving/disaggregation/decode/nodes" }}{{ end -}}
+{{- $failures = append $failures (printf "LR014: %s: prefill servers of %d node%s and decode servers of %d node%s: a server of one node is tensor-parallel (llm-d's P/D path) and one across nodes data-parallel (its wide expert-parallel path), and the two kinds are not rendered together: give both roles one node, or both two or more" $mixAt $pn (ternary "" "s" (eq $pn 1)) $dn (ternary "" "s" (eq $dn 1))) -}}
+{{- end -}}
+{{- if and (gt (int $p.nodes) 1) (not $p.dataParallelAttention) -}}
 {{- if gt (int (get $m "experts" | default 0)) 1 -}}
-{{- $failures = append $failures (printf "LR014: /serving/dataParallelAttention: prefill and decode servers across %d nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on" (int $c.nodes)) -}}
+{{- $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers across nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on" -}}
 {{- else -}}
-{{- $failures = append $failures (printf "LR014: /workload/nodes: prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server (workload.nodes: 1)" $v.model.name) -}}
+{{- $failures = append $failures (printf "LR014: %s: prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server" $nodesAt $v.model.name) -}}
 {{- end -}}
 {{- end -}}
 {{- if ne $s.autoscaling.kind "none" }}{{ $failures = append $failures "LR014: /serving/autoscaling/kind: prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas, decode.replicas); an autoscaler of the release's one server count is not rendered beside them: set kind none" }}{{ end -}}
-{{- if and (eq $s.dataParallelAttention "on") (eq (int $c.nodes) 1) }}{{ $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers of one node are tensor-parallel, as llm-d's P/D path runs them: set dataParallelAttention auto or off, or serve across nodes (workload.nodes) as its wide expert-parallel path does" }}{{ end -}}
+{{- if and (eq $s.dataParallelAttention "on") (eq (int $p.nodes) 1) }}{{ $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers of one node are tensor-parallel, as llm-d's P/D path runs them: set dataParallelAttention auto or off, or serve across nodes (workload.nodes) as its wide expert-parallel path does" }}{{ end -}}
 {{- if eq (int $s.port) 8200 }}{{ $failures = append $failures "LR021: /serving/port: a decode server's vLLM listens on 8200 behind its routing sidecar on serving.port: choose another serving.port" }}{{ else if has (int $s.disaggregation.sideChannelPort) (list (int $s.port) 8200) }}{{ $failures = append $failures (printf "LR021: /serving/disaggregation/sideChannelPort: %d is taken by the server (serving.port %d, a decode server's vLLM 8200): choose another port for NIXL's side channel" (int $s.disaggregation.sideChannelPort) (int $s.port)) }}{{ end -}}
 {{- if ne (get (get $v.catalog.fabrics $c.fabric.kind | default dict) "nixlBackend" | default "") "UCX" -}}
 {{- $failures = append $failures (printf "LR019: /serving/disaggregation/enabled: KV caches move between the prefill and decode servers over RDMA with NIXL's UCX backend, and %s's fabric in use (%s) offers none: use a profile with GPUDirect RDMA or InfiniBand" $v.accelerator.profile ($c.fabric.kind | default "none")) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -637,7 +683,7 @@ dataParallelShape, loraShape). */ -}}
 {{- $failures = append $failures (printf "LR009: /model/name: %s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)" (get $m "hfRepo")) -}}
 {{- end -}}
 {{- end -}}
-{{- toJson $failures -}}
+{{- toJson (uniq $failures) -}}
 {{- end -}}
 
 {{/*
