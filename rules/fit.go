@@ -199,9 +199,10 @@ func kvText(f model.Facts, tp, perToken, dtype int64) string {
 // pod's memory on CPU. With prefill and decode apart, the servers of
 // fewer nodes: each of their ranks holds the most.
 func serveEstimate(w *Workload) Estimate {
-	s := w.Server()
-	for _, role := range w.ServerRoles() {
-		if r := w.ServerOf(role); r.Nodes < s.Nodes {
+	servers := w.Servers()
+	s := servers[len(servers)-1]
+	for _, r := range servers {
+		if r.Nodes < s.Nodes {
 			s = r
 		}
 	}

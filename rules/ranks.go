@@ -53,8 +53,8 @@ func (w *Workload) Ranks() Ranks {
 		return Ranks{WorldSize: workers, Launch: fmt.Sprintf("Ray train workers, one per %s", per)}
 	}
 	nodes := w.Nodes
-	if w.Mode == "serve" {
-		nodes = w.Server().Nodes // a decode server's, with prefill and decode apart
+	if roles := w.ServerRoles(); w.Mode == "serve" {
+		nodes = w.RoleNodes(roles[len(roles)-1]) // a decode server's, with prefill and decode apart
 	}
 	return Ranks{WorldSize: nodes * procs, Launch: "one process per " + per}
 }

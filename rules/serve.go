@@ -104,10 +104,11 @@ func (w *Workload) Disaggregated() bool {
 // data-parallel with the experts spread (its wide expert-parallel path),
 // behind the InferencePool whose picker pairs them, on a fabric NIXL's UCX
 // backend moves KV caches over.
-func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding {
+func disaggregationShape(w *Workload, pos *values.Positions, servers []Server) []Finding {
 	if !w.Disaggregated() {
 		return nil
 	}
+	s := servers[len(servers)-1]
 	const ptr = "/serving/disaggregation/enabled"
 	var out []Finding
 	if s.Engine != "vllm" {
@@ -120,7 +121,7 @@ func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding
 	}
 	// Both roles of one node (tensor-parallel), or both across nodes
 	// (data-parallel): KV caches move between servers of one kind.
-	if p, d := w.RoleNodes("prefill"), w.RoleNodes("decode"); (p == 1) != (d == 1) {
+	if p, d := servers[0].Nodes, servers[1].Nodes; (p == 1) != (d == 1) {
 		ptr := w.roleNodesPointer("decode")
 		if ptr == "/workload/nodes" {
 			ptr = w.roleNodesPointer("prefill")
@@ -128,14 +129,13 @@ func disaggregationShape(w *Workload, pos *values.Positions, s Server) []Finding
 		out = append(out, at(pos, "LR014", Error, ptr, fmt.Sprintf(
 			"prefill servers of %s and decode servers of %s: a server of one node is tensor-parallel (llm-d's P/D path) and one across nodes data-parallel (its wide expert-parallel path), and the two kinds are not rendered together: give both roles one node, or both two or more", Plural(p, "node"), Plural(d, "node"))))
 	}
-	for _, role := range w.ServerRoles() {
-		r := w.ServerOf(role)
+	for _, r := range servers {
 		switch {
 		case r.Nodes > 1 && !r.DataParallelAttention && w.Facts().MoE():
 			out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
 				"prefill and decode servers across nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on"))
 		case r.Nodes > 1 && !r.DataParallelAttention:
-			out = append(out, at(pos, "LR014", Error, w.roleNodesPointer(role), fmt.Sprintf(
+			out = append(out, at(pos, "LR014", Error, w.roleNodesPointer(r.Role), fmt.Sprintf(
 				"prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server", w.ModelName)))
 		case r.Nodes == 1 && str(w.V, "serving", "dataParallelAttention") == "on":
 			out = append(out, at(pos, "LR014", Error, "/serving/dataParallelAttention",
@@ -215,6 +215,15 @@ func (w *Workload) roleNodesPointer(role string) string {
 		return "/serving/disaggregation/" + role + "/nodes"
 	}
 	return "/workload/nodes"
+}
+
+// Servers derives the server of each role (ServerRoles), in that order.
+func (w *Workload) Servers() []Server {
+	var out []Server
+	for _, role := range w.ServerRoles() {
+		out = append(out, w.ServerOf(role))
+	}
+	return out
 }
 
 // Server derives the server of the values (meaningful in mode serve): the
@@ -385,9 +394,10 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 				"with minReplicas 0 the servers' metrics go with the last server, and nothing would start one again: give a PromQL query that is above 0 while requests wait in front of the servers (the gateway's, router's or endpoint picker's metric), or hold them in the endpoint picker (serving.inferencePool.flowControl)"))
 		}
 	}
-	s := w.Server()
+	servers := w.Servers()
+	s := servers[len(servers)-1]
 	out = append(out, weightsShape(w, pos, s)...)
-	out = append(out, disaggregationShape(w, pos, s)...)
+	out = append(out, disaggregationShape(w, pos, servers)...)
 	if boolean(w.V, "serving", "inferencePool", "enabled") {
 		if str(w.V, "serving", "inferencePool", "gateway", "name") == "" {
 			out = append(out, at(pos, "LR014", Error, "/serving/inferencePool/gateway/name",
@@ -416,8 +426,8 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 			"%s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)", str(w.Model, "hfRepo"))))
 	}
 	// Each role's servers: a finding both roles share is said once.
-	for _, role := range w.ServerRoles() {
-		out = append(out, serverShape(w, pos, w.ServerOf(role))...)
+	for _, r := range servers {
+		out = append(out, serverShape(w, pos, r)...)
 	}
 	return distinct(out)
 }

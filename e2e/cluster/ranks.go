@@ -186,9 +186,10 @@ func (r *Runtime) distributed(ctx context.Context, s *running, rk rank) standin.
 	if rk.err != nil {
 		return fail("%s", rk.err)
 	}
-	want := r.expected(s.pod.Namespace).World
-	if w := r.expected(s.pod.Namespace).PrefillWorld; w > 0 && s.pod.Labels["llm-d.ai/role"] == "prefill" {
-		want = w // a prefill server of its own size
+	x := r.expected(s.pod.Namespace)
+	want := x.World
+	if x.PrefillWorld > 0 && s.pod.Labels["llm-d.ai/role"] == "prefill" {
+		want = x.PrefillWorld // a prefill server of its own size
 	}
 	if want > 0 && rk.world != want {
 		return fail("%s starts %d processes (ranks); the plan's world size is %d", rk.launcher, rk.world, want)

@@ -44,7 +44,7 @@ metadata:
     {{- end }}
   {{- $annotations := deepCopy (get . "annotations" | default dict) }}
   {{- if get . "accelerator" }}
-  {{- $annotations = merge $annotations (include "llm.kueue.topology" .root | fromYaml) .ctx.fabric.annotations }}
+  {{- $annotations = merge $annotations (include "llm.kueue.topology" (dict "root" .root "role" (get . "role")) | fromYaml) .ctx.fabric.annotations }}
   {{- end }}
   {{- with $annotations }}
   annotations:
@@ -192,7 +192,7 @@ inputs of llm.pod.template), job (extra Job spec fields, a dict).
 Kueue's topology requests and the fabric's annotations. */ -}}
 {{- $annotations := dict -}}
 {{- if and (eq .ctx.mode "pod") (get .pod "accelerator") -}}
-{{- $annotations = merge (include "llm.kueue.topology" $root | fromYaml) .ctx.fabric.annotations -}}
+{{- $annotations = merge (include "llm.kueue.topology" (dict "root" $root) | fromYaml) .ctx.fabric.annotations -}}
 {{- end -}}
 {{- $meta := include "llm.metadata" (dict "root" $root "name" .name "component" .pod.component "order" .order "extraLabels" (include "llm.pod.labels" .pod | fromYaml) "annotations" $annotations) -}}
 {{- if eq .ctx.mode "pod" }}
@@ -219,25 +219,25 @@ spec:
 
 {{/*
 llm.kueue.topology: the pod annotations of Kueue's topology-aware
-scheduling for the accelerator pods (input: the chart root). Slices apply
-to the pods of one JobSet replicated job (jobset and trainjob modes). A
-LeaderWorkerSet's leader and workers are two pod sets; one group name
+scheduling for the accelerator pods. Slices apply to the pods of one
+JobSet replicated job (jobset and trainjob modes). A server's
+LeaderWorkerSet has a leader and workers, two pod sets; one group name
 places them in the same domain.
+Inputs (dict): root, role (the pod's llmrender.dev/role, optional).
 */}}
 {{- define "llm.kueue.topology" -}}
-{{- $k := .Values.kueue -}}
+{{- $v := .root.Values -}}
+{{- $k := $v.kueue -}}
 {{- with $k.requiredTopology }}
 kueue.x-k8s.io/podset-required-topology: {{ . | quote }}
 {{- end }}
 {{- with $k.preferredTopology }}
 kueue.x-k8s.io/podset-preferred-topology: {{ . | quote }}
 {{- end }}
-{{- $d := .Values.serving.disaggregation -}}
-{{- $acrossNodes := or (gt (int .Values.workload.nodes) 1) (and $d.enabled (or (gt (int $d.prefill.nodes) 1) (gt (int $d.decode.nodes) 1))) -}}
-{{- if and (or $k.requiredTopology $k.preferredTopology) (eq .Values.orchestration.mode "serve") $acrossNodes }}
+{{- if and (or $k.requiredTopology $k.preferredTopology) (eq $v.orchestration.mode "serve") (has (get . "role") (list "leader" "worker")) }}
 kueue.x-k8s.io/podset-group-name: server
 {{- end }}
-{{- if and $k.sliceTopology (has .Values.orchestration.mode (list "jobset" "trainjob")) }}
+{{- if and $k.sliceTopology (has $v.orchestration.mode (list "jobset" "trainjob")) }}
 kueue.x-k8s.io/podset-slice-required-topology: {{ $k.sliceTopology | quote }}
 kueue.x-k8s.io/podset-slice-size: {{ int $k.sliceSize | toString | quote }}
 {{- end }}

@@ -224,19 +224,20 @@ server reads them. */ -}}
 {{- end -}}
 
 {{/*
-llm.serve.phases: the roles whose servers are Deployments (lws false) or
-LeaderWorkerSets (lws true), as a JSON list: "" for the release's one
-kind of server, or "prefill" and "decode" (serving.disaggregation); a
-role's servers span nodes when it has more than one.
-Inputs (dict): root, ctx, lws.
+llm.serve.servers: the server of each role, as a JSON list of {phase,
+serve (llm.serve)}: phase "" for the release's one kind of server, or
+"prefill" and "decode" (serving.disaggregation). With lws given, only the
+roles whose servers are LeaderWorkerSets (true: they span nodes) or
+Deployments (false).
+Inputs (dict): root, ctx, lws (optional).
 */}}
-{{- define "llm.serve.phases" -}}
+{{- define "llm.serve.servers" -}}
 {{- $phases := list "" -}}
 {{- if .root.Values.serving.disaggregation.enabled }}{{ $phases = list "prefill" "decode" }}{{ end -}}
 {{- $out := list -}}
 {{- range $phases -}}
 {{- $p := include "llm.serve" (dict "root" $.root "ctx" $.ctx "phase" .) | fromJson -}}
-{{- if eq $p.lws $.lws }}{{ $out = append $out . }}{{ end -}}
+{{- if or (not (hasKey $ "lws")) (eq $p.lws $.lws) }}{{ $out = append $out (dict "phase" . "serve" $p) }}{{ end -}}
 {{- end -}}
 {{- toJson $out -}}
 {{- end -}}
@@ -555,10 +556,10 @@ Inputs (dict): root, ctx, waived.
 {{- if not (has "LR021" .waived) -}}
 {{- /* Each role's servers when prefill and decode are apart (a failure
 both share is said once). */ -}}
-{{- $phases := list "" -}}
-{{- if $s.disaggregation.enabled }}{{ $phases = list "prefill" "decode" }}{{ end -}}
-{{- range $phase := $phases -}}
-{{- $p = include "llm.serve" (dict "root" $.root "ctx" $c "phase" $phase) | fromJson -}}
+{{- $servers := include "llm.serve.servers" (dict "root" .root "ctx" $c) | fromJsonArray -}}
+{{- range $servers -}}
+{{- $phase := .phase -}}
+{{- $p = .serve -}}
 {{- $nodesAt := "/workload/nodes" -}}
 {{- if $phase }}{{ if gt (int (get $s.disaggregation $phase).nodes) 0 }}{{ $nodesAt = printf "/serving/disaggregation/%s/nodes" $phase }}{{ end }}{{ end -}}
 {{- $heads := int (get $m "heads" | default 0) -}}
@@ -655,8 +656,8 @@ dataParallelShape, loraShape). */ -}}
 {{- if not $s.inferencePool.enabled }}{{ $failures = append $failures "LR014: /serving/disaggregation/enabled: prefill and decode servers are paired per request by llm-d's endpoint picker, which serves an InferencePool: set serving.inferencePool.enabled and its gateway" }}{{ end -}}
 {{- /* Both roles of one node (tensor-parallel), or both across nodes
 (data-parallel). */ -}}
-{{- $pn := int $s.disaggregation.prefill.nodes | default (int $c.nodes) | int -}}
-{{- $dn := int $s.disaggregation.decode.nodes | default (int $c.nodes) | int -}}
+{{- $pn := int (index $servers 0).serve.nodes -}}
+{{- $dn := int (index $servers 1).serve.nodes -}}
 {{- if ne (eq $pn 1) (eq $dn 1) -}}
 {{- $mixAt := "/workload/nodes" -}}
 {{- if gt (int $s.disaggregation.prefill.nodes) 0 }}{{ $mixAt = "/serving/disaggregation/prefill/nodes" }}{{ end -}}
