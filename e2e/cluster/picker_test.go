@@ -121,34 +121,18 @@ func runPicker(ctx context.Context, t *testing.T, bin string, rendered []string,
 	}
 	args = append(args, fmt.Sprintf("--grpc-port=%d", ports[0]), fmt.Sprintf("--grpc-health-port=%d", ports[1]),
 		fmt.Sprintf("--metrics-port=%d", ports[2]), "--metrics-endpoint-auth=false")
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+sim.Kubeconfig, "NAMESPACE="+ns, "POD_NAME=epp-under-test")
-	logs := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
+	picker, err := start(bin, args, "KUBECONFIG="+sim.Kubeconfig, "NAMESPACE="+ns, "POD_NAME=epp-under-test")
+	if err != nil {
 		return err
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
 	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
+		if !picker.stop(30 * time.Second) {
 			t.Errorf("the endpoint picker did not stop within 30 s of SIGTERM")
 		}
 	}()
-	running := func() bool {
-		select {
-		case <-exited:
-			return false
-		default:
-			return true
-		}
-	}
+	running := picker.running
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("endpoint picker: "+format+"\n%s", append(a, logs.tail(40))...)
+		return fmt.Errorf("endpoint picker: "+format+"\n%s", append(a, picker.logs.tail(40))...)
 	}
 	// Ready as the rendered readiness probe asks: gRPC health, service
 	// inference-extension, on the health port.
@@ -219,7 +203,7 @@ func TestRoutingSidecarTakesItsArguments(t *testing.T) {
 	if !slices.Contains(args, "--port=8000") {
 		t.Fatalf("no routing-proxy container on the API port in the decode servers' Deployment (args %q)", args)
 	}
-	run := func(args []string) (port int, logs *lockedBuffer, exited chan struct{}, stop func()) {
+	run := func(args []string) (port int, sidecar *started) {
 		ports, err := freePorts(1)
 		if err != nil {
 			t.Fatal(err)
@@ -231,17 +215,13 @@ func TestRoutingSidecarTakesItsArguments(t *testing.T) {
 			}
 			with = append(with, a)
 		}
-		cmd := exec.Command(bin, with...)
-		logs = &lockedBuffer{}
-		cmd.Stdout, cmd.Stderr = logs, logs
-		if err := cmd.Start(); err != nil {
+		sidecar, err = start(bin, with)
+		if err != nil {
 			t.Fatal(err)
 		}
-		exited = make(chan struct{})
-		go func() { cmd.Wait(); close(exited) }()
-		return ports[0], logs, exited, func() { cmd.Process.Signal(syscall.SIGTERM) }
+		return ports[0], sidecar
 	}
-	port, logs, exited, stop := run(args)
+	port, sidecar := run(args)
 	listening := func() bool {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
 		if err == nil {
@@ -249,26 +229,14 @@ func TestRoutingSidecarTakesItsArguments(t *testing.T) {
 		}
 		return err == nil
 	}
-	up := poll(context.Background(), 60*time.Second, func() bool {
-		select {
-		case <-exited:
-			return true
-		default:
-			return listening()
-		}
-	})
-	select {
-	case <-exited:
-		t.Fatalf("the sidecar exited with the rendered arguments %q:\n%s", args, logs.tail(20))
-	default:
+	up := poll(context.Background(), 60*time.Second, func() bool { return !sidecar.running() || listening() })
+	if !sidecar.running() {
+		t.Fatalf("the sidecar exited with the rendered arguments %q:\n%s", args, sidecar.logs.tail(20))
 	}
 	if !up {
-		t.Fatalf("the sidecar does not listen on the API port within 60 s:\n%s", logs.tail(20))
+		t.Fatalf("the sidecar does not listen on the API port within 60 s:\n%s", sidecar.logs.tail(20))
 	}
-	stop()
-	select {
-	case <-exited:
-	case <-time.After(30 * time.Second):
+	if !sidecar.stop(30 * time.Second) {
 		t.Errorf("the sidecar did not stop within 30 s of SIGTERM")
 	}
 	// The control: a connector it does not know.
@@ -279,11 +247,11 @@ func TestRoutingSidecarTakesItsArguments(t *testing.T) {
 		}
 		bad = append(bad, a)
 	}
-	_, badLogs, badExited, badStop := run(bad)
-	defer badStop()
+	_, badSidecar := run(bad)
+	defer badSidecar.stop(30 * time.Second)
 	select {
-	case <-badExited:
-		t.Logf("with a connector it does not know, the sidecar exits: %s", badLogs.tail(1))
+	case <-badSidecar.exited:
+		t.Logf("with a connector it does not know, the sidecar exits: %s", badSidecar.logs.tail(1))
 	case <-time.After(60 * time.Second):
 		t.Errorf("the sidecar runs with --kv-connector=nixl; the check above proves nothing")
 	}
@@ -340,6 +308,49 @@ func poll(ctx context.Context, limit time.Duration, ok func() bool) bool {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return false
+}
+
+// started is a program a test started, its output kept for the error
+// that quotes it.
+type started struct {
+	cmd    *exec.Cmd
+	logs   *lockedBuffer
+	exited chan struct{}
+}
+
+// start runs bin with args, and env beside the test's own.
+func start(bin string, args []string, env ...string) (*started, error) {
+	p := &started{cmd: exec.Command(bin, args...), logs: &lockedBuffer{}, exited: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { p.cmd.Wait(); close(p.exited) }()
+	return p, nil
+}
+
+// running tells whether it has not exited yet.
+func (p *started) running() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop sends SIGTERM and waits up to limit for it to exit; false when it
+// did not, and it is killed.
+func (p *started) stop(limit time.Duration) bool {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return true
+	case <-time.After(limit):
+		p.cmd.Process.Kill()
+		return false
+	}
 }
 
 // lockedBuffer keeps a process's output for the error that quotes it.
