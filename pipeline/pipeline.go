@@ -25,6 +25,11 @@ type Request struct {
 	// of every namespaced object (Helm writes none; charts that want one
 	// write it themselves).
 	WriteNamespace bool
+	// NamespaceChosen says Options.Namespace was chosen for this output
+	// (--namespace, a function config's metadata.namespace, Argo CD's
+	// destination): it is where the output runs. Otherwise the output names
+	// Helm's default where it names one, and LR024 says where.
+	NamespaceChosen bool
 	// EnforceRules makes the manifest rules' errors stop a render of a
 	// chart other than the built-in one; without it they are warnings
 	// (the built-in chart's rules always stop it).
@@ -215,7 +220,12 @@ func Render(req Request) (*Result, error) {
 	if !req.Chart.hasDomainRules() {
 		facts = builtinValues()
 	}
-	found := rules.CheckObjects(decoded, rules.FactsFrom(facts))
+	ruleFacts := rules.FactsFrom(facts)
+	ruleFacts.NamespaceChosen = req.NamespaceChosen
+	if ruleFacts.Namespace = req.Options.Namespace; ruleFacts.Namespace == "" {
+		ruleFacts.Namespace = "default"
+	}
+	found := rules.CheckObjects(decoded, ruleFacts)
 	if !req.Chart.hasDomainRules() && !req.EnforceRules {
 		for i := range found {
 			if found[i].Severity == rules.Error {

@@ -146,6 +146,8 @@ func Generate(cfg *Config, env Env) (*pipeline.Result, error) {
 		Layers:     []pipeline.Layer{cfg.Spec},
 		Options:    opts,
 		ModelFiles: cfg.modelFile,
+		// The config's own namespace is where its output runs.
+		NamespaceChosen: cfg.Ref.Namespace != "",
 	})
 	if err != nil {
 		return nil, err

@@ -71,7 +71,16 @@ func objFinding(rule string, sev Severity, o Object, field, format string, args 
 type Facts struct {
 	// RequireDigests: every image must name its digest
 	// (global.imageDigests: require).
-	RequireDigests   bool
+	RequireDigests bool
+	// Namespace is the one the objects were rendered for when nobody
+	// chose it (a render without --namespace: Helm's default), "" when
+	// unknown or chosen: where an object names no namespace of its own,
+	// its strings must not name this one (LR024). A namespace chosen for
+	// the render is where the output is meant to run.
+	Namespace string
+	// NamespaceChosen: the objects were rendered for a namespace somebody
+	// chose, where they are meant to run; LR024 says nothing of them.
+	NamespaceChosen  bool
 	NodeLocalClasses map[string]bool
 	Profiles         []ProfileFacts // by name
 	Fabrics          map[string]FabricFacts
@@ -116,7 +125,8 @@ func CheckObjects(objs []Object, facts Facts) []Finding {
 		func(objs []Object) []Finding { return nprocMatchesDevices(objs, facts) },
 		func(objs []Object) []Finding { return undigestedImages(objs, facts) },
 		func(objs []Object) []Finding { return foreignDevices(objs, facts) },
-		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets, jobSetPolicies,
+		func(objs []Object) []Finding { return boundToNamespace(objs, facts) },
+		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets, jobSetPolicies, pickerConfigs,
 	} {
 		fs = append(fs, rule(objs)...)
 	}

@@ -114,6 +114,22 @@ func TestManifestRuleMessages(t *testing.T) {
 			`error LR014: JobSet/js: spec.failurePolicy.rules[1].name: rule name "data_errors" is also the name of rule 0`,
 		},
 		"LR016-bad.yaml": {"error LR016: Pod/p: spec: container main sets HF_TOKEN to a literal value"},
+		"LR024-bad.yaml": {
+			`warning LR024: RoleBinding/picker: subjects[0].namespace: the reference to picker with its namespace names namespace "team-a", which does not follow the output`,
+			`warning LR024: Deployment/picker: metadata.annotations.config.kubernetes.io/depends-on: the apply order (depends-on /namespaces/team-a/ServiceAccount/picker) names namespace "team-a"`,
+			`warning LR024: Deployment/picker: spec.template.spec.containers[0].args[2]: the flag --pool-namespace team-a names namespace "team-a"`,
+			`warning LR024: Deployment/picker: spec.template.spec.containers[0].args[3]: the DNS name llm-api.team-a.svc names namespace "team-a"`,
+			`warning LR024: Deployment/picker: spec.template.spec.containers[0].env[0].value: the variable POD_NAMESPACE, a literal`,
+			`warning LR024: ScaledObject/llm: spec.triggers[0].metadata.query: a PromQL matcher on its namespace label names namespace "team-a"`,
+		},
+		"LR025-bad.yaml": {
+			"warning LR025: ConfigMap/never: data.config.yaml: plugin type prefill-header-handler is kept only as an alias of disagg-headers-handler",
+			"warning LR025: ConfigMap/never: data.config.yaml: plugin type pd-profile-handler is kept only as an alias of disagg-profile-handler",
+			"error LR025: ConfigMap/never: data.config.yaml: prefix-based-pd-decider with nonCachedTokens 0 never disaggregates",
+			"error LR025: ConfigMap/undecided: data.config.yaml: disagg-profile-handler names no decider",
+			"error LR025: Deployment/epp: spec.template.spec.containers[0].args: --kv-cache-usage-percentage-metric: the endpoint picker refuses this flag and exits at start-up",
+			"error LR025: Deployment/epp: spec.template.spec.containers[0].args: prefix-based-pd-decider reads the prefix-cache-scorer's match",
+		},
 	}
 	for file, wants := range cases {
 		found := CheckObjects(loadObjects(t, filepath.Join("../testdata/rules", file)), chartFacts(t))

@@ -86,6 +86,8 @@ var All = []Rule{
 	{"LR021", "a server (orchestration.mode serve) no build of its engine runs: a kind of accelerator or several nodes without a build, a tensor parallel size that does not divide the model's attention or KV heads, tensor x pipeline parallel unlike the devices, a maxModelLen over the model's context"},
 	{"LR022", "the manifests checked hold the same object twice (lint of several files or a directory): apply tools keep only the last"},
 	{"LR023", "an image built for another kind of accelerator than the profile has (CUDA on Trainium, TPUs, AMD or CPU; Neuron on GPUs; a server build for other devices), NCCL's variables where no NCCL runs, or a pod that requests another kind of accelerator than its nodes offer"},
+	{"LR024", "the output names the namespace it was rendered for where moving it to another namespace does not follow (a PromQL matcher, a depends-on reference, a Service's DNS name, a flag, a reference with its namespace): it is bound to that namespace"},
+	{"LR025", "an endpoint picker configured to do what its release does not: a prefill/decode decider that never disaggregates (prefix-based-pd-decider with nonCachedTokens 0, or without the prefix cache scorer and prepareDataPlugins), a profile handler without a decider or naming one it does not have, metric-name flags the picker refuses at start-up, renamed plugin types (a warning)"},
 }
 
 // unwaivable says, for each rule some of whose findings a waiver cannot

@@ -162,6 +162,8 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 		}},
 		{"/serving/inferencePool/objectives", inferencePoolUnused},
 		{"/serving/inferencePool/requestTimeout", inferencePoolUnused},
+		{"/serving/inferencePool/provider", inferencePoolUnused},
+		{"/serving/inferencePool/metricsAuth", inferencePoolUnused},
 		{"/serving/autoscaling/keepAliveMinutes", scaleToZeroUnused},
 		{"/networkPolicy/clients", func(w *Workload) string {
 			if why := networkPolicyUnused(w); why != "" {

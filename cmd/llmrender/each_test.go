@@ -93,7 +93,7 @@ func TestValidateEach(t *testing.T) {
 	if r.code != 1 || strings.TrimSpace(r.stdout) != strings.Join(want, "\n") {
 		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s", r.code, r.stdout, strings.Join(want, "\n"))
 	}
-	r = runCLI(t, "", "validate", "--each", dir, "--format", "json")
+	r = runCLI(t, "", "validate", "--each", dir, "--format", "json", "--namespace", "ml")
 	var findings []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &findings); err != nil || r.code != 1 {
 		t.Fatalf("exit %d, %v: %s", r.code, err, r.stdout)

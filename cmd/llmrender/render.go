@@ -73,7 +73,8 @@ func (v *valueFlags) request(env *environment, fs *pflag.FlagSet) (pipeline.Requ
 	if err != nil {
 		return pipeline.Request{}, err
 	}
-	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options, WriteNamespace: v.writeNamespace, EnforceRules: v.enforceRules}
+	req := pipeline.Request{Chart: c, Sources: v.sources, Stdin: env.stdin, Options: v.options, WriteNamespace: v.writeNamespace, EnforceRules: v.enforceRules,
+		NamespaceChosen: fs.Changed("namespace")}
 	if v.postRender != "" {
 		overlay, err := postrender.Load(v.postRender)
 		if err != nil {

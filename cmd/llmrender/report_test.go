@@ -37,7 +37,10 @@ func TestFormats(t *testing.T) {
 		{"validate sarif ok", []string{"validate", "-f", good, "--format", "sarif"}, 0, `"version": "2.1.0"`, "", ""},
 		{"validate json to a file", []string{"validate", "-f", bad, "--format", "sarif", "--report-file", reportFile}, 1,
 			"", "bad-port.yaml:3:9: /tensorboard/port: must be <= 65535", `"ruleId": "schema"`},
-		{"validate text", []string{"validate", "-f", good}, 0, "ok\n", "", ""},
+		{"validate text", []string{"validate", "-f", good, "--namespace", "ml"}, 0, "ok\n", "", ""},
+		// Rendered for the namespace nobody chose, the apply order's
+		// references name Helm's default.
+		{"validate text bound", []string{"validate", "-f", good}, 0, "ok\n", `warning LR024: Job/llm: metadata.annotations.config.kubernetes.io/depends-on: the apply order (depends-on /namespaces/default/ServiceAccount/llama3-finetuner-ksa) names namespace "default"`, ""},
 		{"render junit", []string{"render", "-f", bad, "--format", "junit"}, 1, "", `<failure message="`, ""},
 		{"render junit ok", []string{"render", "-f", good, "--format", "junit"}, 0, "kind: ", fmt.Sprintf(`<testsuite name="%s" tests="%d" failures="0"`, good, len(rules.All)+1), ""},
 		{"lint sarif", []string{"lint", "--format", "sarif", lintBad}, 1, `"ruleId": "LR002"`, "", ""},

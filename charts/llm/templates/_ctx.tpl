@@ -96,7 +96,9 @@ nodes, slice by slice, each with all of its host's chips. */ -}}
 {{- fail (printf "LR014: /accelerator/devices: a TPU slice's pods take every chip of their host: set accelerator.devices to %d (or 0)" (int $a.devicesPerNode)) -}}
 {{- end -}}
 {{- $a = merge (dict "nodeSelector" (merge (dict "cloud.google.com/gke-tpu-topology" $topology) $a.nodeSelector)) (deepCopy $a) -}}
-{{- $tpu = dict "topology" $topology "hosts" $hosts "slices" $slices -}}
+{{- /* Across slices, a profile's hosts may run on the host network
+(tpu.multisliceHostNetwork), as JobSet's v6e multislice example runs them. */ -}}
+{{- $tpu = dict "topology" $topology "hosts" $hosts "slices" $slices "hostNetwork" (and (gt $slices 1) (get . "multisliceHostNetwork" | default false)) -}}
 {{- end -}}
 {{- $name := .Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- /* Logical cores per device: Trainium2 groups its physical cores by LNC. */ -}}

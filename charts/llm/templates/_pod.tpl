@@ -76,7 +76,7 @@ restartPolicy: {{ . }}
 {{- with get . "subdomain" }}
 subdomain: {{ . }}
 {{- end }}
-{{- if get $fabric "hostNetwork" }}
+{{- if or (get $fabric "hostNetwork") (and (get . "accelerator") (get $c.tpu "hostNetwork")) }}
 hostNetwork: true
 dnsPolicy: ClusterFirstWithHostNet
 {{- end }}

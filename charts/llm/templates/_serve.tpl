@@ -701,3 +701,38 @@ Inputs: the root.
 {{- include "llm.serve.pickerQueue" . -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+llm.serve.gatewayProvider: the gateway implementation the pool's route is
+written for: serving.inferencePool.provider, or gke on a GKE profile and
+none elsewhere. It decides what the route may carry and which policies
+come beside it, as the extension's own chart decides on its provider.name
+(v1.5.0 config/charts/inferencepool). Inputs (dict): root, ctx.
+*/}}
+{{- define "llm.serve.gatewayProvider" -}}
+{{- .root.Values.serving.inferencePool.provider | default (ternary "gke" "none" (eq (get .ctx.acc "platform") "GKE")) -}}
+{{- end -}}
+
+{{/*
+llm.serve.requestSeconds: how long a request may take end to end, in
+seconds: serving.inferencePool.requestTimeout (a Gateway API duration,
+rounded up to whole seconds), or 300, plus a server's start-up allowance
+when servers scale to zero (a request that wakes them waits for a start).
+Inputs (dict): root, serve (llm.serve).
+*/}}
+{{- define "llm.serve.requestSeconds" -}}
+{{- $a := .root.Values.serving.autoscaling -}}
+{{- $given := .root.Values.serving.inferencePool.requestTimeout -}}
+{{- if $given -}}
+{{- $ms := 0 -}}
+{{- range regexFindAll "[0-9]+(ms|h|m|s)" $given -1 -}}
+{{- $n := int (regexFind "^[0-9]+" .) -}}
+{{- $unit := regexFind "[a-z]+$" . -}}
+{{- $ms = add $ms (mul $n (get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) $unit)) -}}
+{{- end -}}
+{{- div (add $ms 999) 1000 -}}
+{{- else -}}
+{{- $toZero := and (eq $a.kind "keda") (eq (int $a.minReplicas) 0) -}}
+{{- add 300 (ternary (mul (int .serve.startupMinutes) 60) 0 $toZero) -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,145 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// LR024: output is rendered for one namespace and applied, often, in
+// another: kustomize's namespace transformer, `kubectl apply -n`, Argo CD's
+// destination and kpt's set-namespace move each object's metadata.namespace,
+// and nothing else. A string that names the namespace (a PromQL matcher,
+// a depends-on reference, a Service's DNS name, a flag) or a reference to an
+// object of the output with its namespace spelt out stays behind, and the
+// moved workload looks for things that are not there. Each such place is a
+// warning that names what is bound and how to render for another
+// namespace. The namespace an object is bound to is its own
+// metadata.namespace (a kustomize base's, which overlays move) or, where it
+// has none, the one it was rendered for when nobody chose it (a render
+// with --namespace is meant for that namespace, and says nothing).
+func boundToNamespace(objs []Object, facts Facts) []Finding {
+	if facts.NamespaceChosen {
+		return nil
+	}
+	names := map[string]bool{} // the output's objects by name, for references
+	for _, o := range objs {
+		names[o.name()] = true
+	}
+	var out []Finding
+	matchers := map[string]*namespaceMatcher{}
+	for _, o := range objs {
+		ns := o.namespace()
+		if ns == "" {
+			ns = facts.Namespace
+		}
+		if ns == "" {
+			continue
+		}
+		m := matchers[ns]
+		if m == nil {
+			m = newNamespaceMatcher(ns)
+			matchers[ns] = m
+		}
+		found := map[string][]string{} // field -> what names the namespace there
+		walkStrings(o.Doc, "", func(field string, parent map[string]any, key, s, prev string) {
+			if field == "metadata.namespace" {
+				return
+			}
+			if what := m.in(field, parent, key, s, prev, names); what != "" {
+				found[field] = append(found[field], what)
+			}
+		})
+		fields := make([]string, 0, len(found))
+		for f := range found {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+		for _, f := range fields {
+			out = append(out, objFinding("LR024", Warning, o, f,
+				"%s names namespace %q, which does not follow the output when it is applied in another namespace (kustomize's namespace transformer, kubectl apply -n, Argo CD's destination namespace); apply it in %s, or render it for the namespace it runs in (--namespace; the KRM function: its config's metadata.namespace)",
+				strings.Join(found[f], "; "), ns, ns))
+		}
+	}
+	return out
+}
+
+// namespaceMatcher finds the ways a string names one namespace.
+type namespaceMatcher struct {
+	ns                string
+	promQL, dns, flag *regexp.Regexp
+}
+
+func newNamespaceMatcher(ns string) *namespaceMatcher {
+	q := regexp.QuoteMeta(ns)
+	return &namespaceMatcher{ns: ns,
+		promQL: regexp.MustCompile(`\bnamespace\s*=~?\s*"` + q + `"`),
+		dns:    regexp.MustCompile(`\b[a-z0-9]([-a-z0-9]*[a-z0-9])?\.` + q + `\.svc(\.cluster\.local)?\b`),
+		flag:   regexp.MustCompile(`(^|\s)--?[a-z-]*namespace[= ]` + q + `(\s|$)`)}
+}
+
+// in says how s, at field (key of parent, after prev in a list), names
+// the namespace; "" when it does not.
+func (m *namespaceMatcher) in(field string, parent map[string]any, key, s, prev string, names map[string]bool) string {
+	ns := m.ns
+	switch {
+	case key == "config.kubernetes.io/depends-on":
+		var refs []string
+		for _, ref := range strings.Split(s, ",") {
+			if strings.Contains(ref, "/namespaces/"+ns+"/") {
+				refs = append(refs, strings.TrimSpace(ref))
+			}
+		}
+		if len(refs) > 0 {
+			return fmt.Sprintf("the apply order (depends-on %s)", strings.Join(refs, ", "))
+		}
+		return ""
+	case key == "namespace" && s == ns:
+		if name, _ := parent["name"].(string); names[name] {
+			return fmt.Sprintf("the reference to %s with its namespace", name)
+		}
+	case key == "value" && s == ns && strings.Contains(strings.ToUpper(str(parent, "name")), "NAMESPACE"):
+		return fmt.Sprintf("the variable %s, a literal (the downward API's metadata.namespace follows the pod)", str(parent, "name"))
+	case s == ns && strings.HasPrefix(prev, "-") && strings.HasSuffix(prev, "namespace"):
+		return fmt.Sprintf("the flag %s %s", prev, ns)
+	}
+	switch {
+	case m.promQL.MatchString(s):
+		return "a PromQL matcher on its namespace label"
+	case m.dns.MatchString(s):
+		return fmt.Sprintf("the DNS name %s", m.dns.FindString(s))
+	case m.flag.MatchString(s):
+		return fmt.Sprintf("the flag %s", strings.TrimSpace(m.flag.FindString(s)))
+	}
+	return ""
+}
+
+// walkStrings calls fn for every string in a decoded tree, with its field
+// path (dotted, list indexes in brackets), the map that holds it and its key
+// there (the key of the list for a string in a list), and in a list the
+// string before it.
+func walkStrings(v any, path string, fn func(field string, parent map[string]any, key, s, prev string)) {
+	var walk func(v any, path string, parent map[string]any, key, prev string)
+	walk = func(v any, path string, parent map[string]any, key, prev string) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, c := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				walk(c, p, x, k, "")
+			}
+		case []any:
+			prev := ""
+			for i, c := range x {
+				walk(c, fmt.Sprintf("%s[%d]", path, i), parent, key, prev)
+				prev, _ = c.(string)
+			}
+		case string:
+			fn(path, parent, key, x, prev)
+		}
+	}
+	walk(v, path, nil, "", "")
+}
