@@ -110,6 +110,31 @@ func objectKey(apiVersion, kind, namespace, name any) string {
 
 // sameObjects reports every difference between helm's and llmrender's
 // object sets.
+// managedBy replaces one value of the app.kubernetes.io/managed-by label
+// with another, in every object's and pod template's labels.
+func managedBy(objs map[string]map[string]any, from, to string) map[string]map[string]any {
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if x["app.kubernetes.io/managed-by"] == from {
+				x["app.kubernetes.io/managed-by"] = to
+			}
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	for _, o := range objs {
+		walk(o)
+	}
+	return objs
+}
+
 func sameObjects(t *testing.T, label string, want, got map[string]map[string]any) {
 	t.Helper()
 	compareObjects(t, label, "helm", want, "llmrender", got)

@@ -152,6 +152,12 @@ func Render(req Request) (*Result, error) {
 	defer close(stop)
 	opts := req.Options
 	opts.Stop = stop
+	if opts.Service == "" && req.Chart.hasDomainRules() {
+		// The llm chart's objects say who rendered them (its managed-by
+		// label): llmrender here, Helm under Helm. Other charts get Helm's
+		// value, as helm template gives it.
+		opts.Service = "llmrender"
+	}
 	type rendered struct {
 		objs     []*renderer.Object
 		warnings []string

@@ -198,6 +198,15 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 	held(p.Steps, p.Peak, checkpoint)
 	if w != nil && w.Mode == "serve" {
 		p.Serve = serveOf(w, e, objs, namespace, checkpoint)
+		// An autoscaler starts up to its most servers: the object's own
+		// replicas are only where it starts (and what waits for a step).
+		if p.Serve.Autoscaling != "" {
+			for _, s := range p.Steps {
+				if most := p.Serve.Replicas * p.Serve.NodesPerServer; s.Name == "run" && most > together(s.Pods) {
+					p.Peak += most - together(s.Pods)
+				}
+			}
+		}
 	}
 	for _, f := range res.Warnings {
 		p.Findings = append(p.Findings, Finding{f.Rule, string(f.Severity), f.Where, f.Message, false})

@@ -131,3 +131,24 @@ func TestPlanSaysPrefillAndDecodeAcrossNodes(t *testing.T) {
 		t.Errorf("a step of one server object names it before each path:\n%s", text)
 	}
 }
+
+// The peak counts what an autoscaler may start, not the servers the
+// object starts with; what waits for a step before them is the object's.
+func TestPeakCountsTheAutoscalersMost(t *testing.T) {
+	for _, c := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"serving.autoscaling.kind=hpa", "serving.autoscaling.maxReplicas=4"}, "Peak: 4 accelerator pod(s) at once for 4 servers of 1 node."},
+		{[]string{"serving.replicas=2"}, "Peak: 2 accelerator pod(s) at once for 2 servers of 1 node."},
+	} {
+		set := append([]string{"orchestration.mode=serve", "model.name=tinyllama-1.1b", "storage.storageClassName=standard-rwx"}, c.set...)
+		text, _, js := planOf(t, nil, set...)
+		if !strings.Contains(text, c.want) {
+			t.Errorf("%v: plan lacks %q:\n%s", c.set, c.want, text)
+		}
+		if want := strings.Fields(c.want)[1]; !strings.Contains(js, `"peakAcceleratorPods":`+want) {
+			t.Errorf("%v: JSON plan's peak is not %s:\n%s", c.set, want, js)
+		}
+	}
+}

@@ -17,6 +17,7 @@ type Options struct {
 	KubeVersion string   // .Capabilities.KubeVersion; DefaultKubeVersion when empty
 	APIVersions []string // added to .Capabilities.APIVersions
 	IsUpgrade   bool     // .Release.IsUpgrade (and IsInstall is its opposite)
+	Service     string   // .Release.Service; "Helm" when empty, as Helm sets it
 	Strict      bool     // a missing map key is an error instead of ""
 	Limits      Limits   // the render's budget; zero fields take DefaultLimits
 	// Now is what `now` returns and the time `ago`, `durationRound` and
@@ -246,12 +247,16 @@ func release(opts Options) map[string]any {
 	if ns == "" {
 		ns = "default"
 	}
+	service := opts.Service
+	if service == "" {
+		service = "Helm" // what charts' managed-by labels expect
+	}
 	return map[string]any{
 		"Name":      name,
 		"Namespace": ns,
 		"IsUpgrade": opts.IsUpgrade,
 		"IsInstall": !opts.IsUpgrade,
 		"Revision":  1,
-		"Service":   "Helm", // what charts' managed-by labels expect
+		"Service":   service,
 	}
 }

@@ -189,7 +189,7 @@ func storageClassModes(w *Workload, pos *values.Positions) []Finding {
 		if mode != "ReadWriteMany" {
 			return nil
 		}
-		ptr := "/workload/nodes"
+		ptr := w.podsCause(pos)
 		if str(w.V, "storage", "accessMode") != "" {
 			ptr = "/storage/accessMode"
 		}

@@ -273,6 +273,26 @@ func (w *Workload) Pods() int64 {
 	return w.Nodes
 }
 
+// podsCause is the value that makes several pods mount the claim, as a
+// JSON pointer, for a finding to be where the user wrote it: a server
+// count where servers add to the nodes, else workload.nodes.
+func (w *Workload) podsCause(pos *values.Positions) string {
+	switch {
+	case w.Mode != "serve" || w.Model == nil:
+		return "/workload/nodes"
+	case w.Disaggregated():
+		return "/serving/disaggregation/enabled"
+	case str(w.V, "serving", "autoscaling", "kind") != "none" && str(w.V, "serving", "autoscaling", "kind") != "":
+		if pos.Given("/serving/autoscaling/maxReplicas") {
+			return "/serving/autoscaling/maxReplicas"
+		}
+		return "/serving/autoscaling/kind"
+	case w.Server().Replicas > 1:
+		return "/serving/replicas"
+	}
+	return "/workload/nodes"
+}
+
 // podsText says who mounts the claim, for messages: "2 nodes", or "4
 // server pods" when servers add to the nodes.
 func (w *Workload) podsText() string {

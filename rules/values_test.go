@@ -23,8 +23,7 @@ func check(t *testing.T, src string) []rules.Finding {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := values.NewPositions()
-	all.Overlay(c.ValuesPositions)
+	all := values.NewPositionsOver(c.ValuesPositions) // as the pipeline lays them
 	all.Overlay(pos)
 	merged := values.Coalesce(c.Values, user)
 	found := append(rules.Credentials(merged, all), rules.CheckValues(merged, all)...)
@@ -50,6 +49,10 @@ func TestValuesRules(t *testing.T) {
 		{"LR002 shell beside the run on a node-local disk", "shell:\n  enabled: true\nstorage:\n  storageClassName: openebs-zfspv\n", ""},
 		{"LR002 rwx ok", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  storageClassName: standard-rwx\n", ""},
 		{"LR018 several nodes, default class", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\n", "error LR018: v.yaml:4:10: /workload/nodes: the claim must be ReadWriteMany (2 nodes mount it), but storage.storageClassName is empty"},
+		// Where the user made the claim shared: the server count they wrote,
+		// not workload.nodes in the chart's defaults.
+		{"LR018 servers, default class", "orchestration:\n  mode: serve\nmodel:\n  name: tinyllama-1.1b\nserving:\n  replicas: 3\n", "error LR018: v.yaml:6:13: /serving/replicas: the claim must be ReadWriteMany (3 server pods mount it)"},
+		{"LR018 autoscaled servers, default class", "orchestration:\n  mode: serve\nmodel:\n  name: tinyllama-1.1b\nserving:\n  autoscaling:\n    kind: hpa\n", "error LR018: v.yaml:7:11: /serving/autoscaling/kind: the claim must be ReadWriteMany (4 server pods mount it)"},
 		{"LR018 rwx of block storage", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  storageClassName: standard-rwo\n", `error LR018: v.yaml:7:21: /storage/storageClassName: storage class "standard-rwo" provides ReadWriteOnce, ReadOnlyMany, not ReadWriteMany: the claim would stay Pending; classes that provide it: standard-rwx, zonal-rwx, parallelstore-rwx, enterprise-multishare-rwx, enterprise-rwx, premium-rwx`},
 		{"LR018 unknown class", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  storageClassName: my-nfs\n", `warning LR018: v.yaml:7:21: /storage/storageClassName: storage class "my-nfs" is not in catalog.storageClasses`},
 		{"LR018 existing claim", "orchestration:\n  mode: indexed-job\nworkload:\n  nodes: 2\n  script: t.py\nstorage:\n  create: false\n  claimName: shared\n", ""},

@@ -115,6 +115,17 @@ func (p *Positions) ValueAt(pointer string) (Location, bool) {
 	return Location{}, false
 }
 
+// Given tells whether the value at exactly pointer was written over the
+// base (in a values file or a flag), not taken from the base (a chart's
+// defaults).
+func (p *Positions) Given(pointer string) bool {
+	if p == nil {
+		return false
+	}
+	_, ok := p.Values[pointer]
+	return ok
+}
+
 // KeyAt is where the key naming exactly pointer was written.
 func (p *Positions) KeyAt(pointer string) (Location, bool) {
 	for q := p; q != nil; q = q.under() {
