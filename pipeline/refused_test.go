@@ -29,9 +29,9 @@ func TestRefusedValuesGiveOnlyTheSchemasErrors(t *testing.T) {
 		want string
 	}{
 		{"devices as a string on a model that needs them", values.Sources{Files: []string{"../examples/s0-onprem-a100-llama2-70b-inference.yaml"}, Set: []string{`accelerator.devices="8"`}},
-			`/accelerator/devices: expected integer, but got string`},
+			`/accelerator/devices: expected integer or null, but got string`},
 		{"a refused value beside an unknown model", values.Sources{Set: []string{"model.name=llama-2-7", "workload.type=finetune", "accelerator.devices=eight"}},
-			`/accelerator/devices: expected integer, but got string`},
+			`/accelerator/devices: expected integer or null, but got string`},
 		{"nodes refused in a mode that runs one", values.Sources{SetJSON: []string{`workload={"nodes":"two","type":"finetune"}`}},
 			`/workload/nodes: expected integer, but got string`},
 	}

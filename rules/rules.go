@@ -72,7 +72,7 @@ var All = []Rule{
 	{"LR007", "a multi-device pod has no /dev/shm memory volume, or its memory limit is below the /dev/shm size"},
 	{"LR008", "the model does not fit in the accelerator memory of the nodes requested"},
 	{"LR009", "a gated model is downloaded without a token Secret, or a token, key or signed URL is pasted into values"},
-	{"LR010", "a mutable image tag (:latest or none): pulled on every start, or once per node, so runs are not reproducible; or an image lacks the digest global.imageDigests: require asks for"},
+	{"LR010", "a mutable image tag (:latest or none): pulled on every start, or once per node, so runs are not reproducible; or an image lacks the digest global.imageDigests: require asks for; or a LoRA adapter with no revision (its branch moves)"},
 	{"LR011", "the selected model or accelerator profile is not in the catalog, the model's entry lacks the architecture inference needs, or rules.waive names a rule that does not exist"},
 	{"LR012", "mpirun -np differs from MPI workers x slotsPerWorker"},
 	{"LR013", "the storage size is smaller than the checkpoint, or an existing claim is used without its name"},

@@ -485,7 +485,7 @@ func serverShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	tpAt, tpWhy, fix := "/serving/tensorParallel", "", "set serving.tensorParallel (and serving.pipelineParallel) so that it does"
 	if integer(w.V, "serving", "tensorParallel") <= 0 {
 		tpAt, tpWhy = "/accelerator/devices", fmt.Sprintf(" (a node's %d %s, as serving.tensorParallel 0 derives it)", w.ProcsPerNode(), procsName(w))
-		if integer(w.V, "accelerator", "devices") <= 0 {
+		if w.devicesFromProfile() {
 			tpAt = "/accelerator/profile"
 		}
 		fix = "request a number of devices per node whose tensor parallel size does"
@@ -534,17 +534,23 @@ func loraShape(w *Workload, pos *values.Positions, s Server) []Finding {
 	}
 	seen := map[string]int{s.ServedName: -1}
 	for i, a := range list(w.V, "serving", "lora", "adapters") {
-		name, at := str(a, "name"), fmt.Sprintf("/serving/lora/adapters/%d", i)
+		name, ptr := str(a, "name"), fmt.Sprintf("/serving/lora/adapters/%d", i)
 		if j, dup := seen[name]; dup {
 			other := "the base model's served name"
 			if j >= 0 {
 				other = fmt.Sprintf("adapter %d's name", j)
 			}
-			add(Error, at+"/name", "%s is also %s: clients could not tell them apart; name it otherwise", name, other)
+			add(Error, ptr+"/name", "%s is also %s: clients could not tell them apart; name it otherwise", name, other)
 		}
 		seen[name] = i
 		if rev := str(a, "revision"); s.Pulls && rev != "" && rev != "main" {
-			add(Warning, at+"/revision", "the server loads adapter %s from the hub itself, at its main branch; revision %s is fetched only by the download step (download.enabled)", name, rev)
+			add(Warning, ptr+"/revision", "the server loads adapter %s from the hub itself, at its main branch; revision %s is fetched only by the download step (download.enabled)", name, rev)
+		}
+		// A branch moves: a rerun, or a second cluster, may get other
+		// weights under the same name (LR010, as a mutable image tag).
+		if str(a, "revision") == "" && (s.Pulls || w.downloads()) {
+			out = append(out, at(pos, "LR010", Warning, ptr+"/name", fmt.Sprintf(
+				"adapter %s names no revision, so it comes from its main branch as it is on the day (%s): a rerun may load other weights under the same name; pin a commit (revision: the 40-character hash the hub lists)", name, str(a, "hfRepo"))))
 		}
 	}
 	return out

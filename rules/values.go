@@ -46,10 +46,21 @@ func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding)
 	if fs != nil {
 		return nil, fs
 	}
-	if w.Devices <= 0 {
-		w.Devices = integer(w.Acc, "devicesPerNode")
+	switch {
+	case get(v, "accelerator", "devices") == nil && w.Nodes <= 1:
+		w.Devices = 1 // not given: one device for a workload of one node
+	case w.Devices <= 0:
+		w.Devices = integer(w.Acc, "devicesPerNode") // 0, or not given across nodes: every device
 	}
 	return w, nil
+}
+
+// devicesFromProfile tells whether the devices per pod are the profile's
+// (accelerator.devices 0, or not given across nodes), not a count the
+// user wrote or one device by default.
+func (w *Workload) devicesFromProfile() bool {
+	d := get(w.V, "accelerator", "devices")
+	return (d == nil && w.Nodes > 1) || (d != nil && integer(w.V, "accelerator", "devices") <= 0)
 }
 
 func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[string]any, where string) Finding {

@@ -98,7 +98,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"render", "--name", "My_Job"}, 2, "must be lower-case letters"},
 		{[]string{"help", "nope"}, 2, `no help for unknown command "nope"`},
 		{[]string{"render", "-f", "does-not-exist.yaml"}, 1, "does-not-exist.yaml: no such file"},
-		{[]string{"render", "--set", "accelerator.devices=x"}, 1, "--set accelerator.devices=x: /accelerator/devices: expected integer, but got string"},
+		{[]string{"render", "--set", "accelerator.devices=x"}, 1, "--set accelerator.devices=x: /accelerator/devices: expected integer or null, but got string"},
 		{[]string{"render", "--set", "bogus"}, 2, `--set bogus: key "bogus" has no value`},
 		{[]string{"render", "--set", "accelerator.devices"}, 2, `--set accelerator.devices: key "devices" has no value`},
 		{[]string{"render", "--set", "a[1=2"}, 2, "list index is missing its closing ]"},

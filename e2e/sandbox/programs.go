@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"path/filepath"
 	"syscall"
 
 	"github.com/llmrender/llmrender/internal/tree"
@@ -26,12 +27,14 @@ var ImagePrograms = []string{
 
 // ValuePrograms are the user's programs that rendered values name
 // (workload.command, steps.preprocess.command, mpi.program): the image
-// holds them, so a run puts stand-ins where they are.
+// holds them, so a run puts stand-ins where they are. A shell is not one:
+// the image's shell is the host's here, and runs its script for real (the
+// programs the script starts are the stand-ins), as a container would.
 func ValuePrograms(values map[string]any) []string {
 	var out []string
 	for _, path := range [][]string{{"workload", "command"}, {"steps", "preprocess", "command"}} {
 		if l, ok := tree.Get(values, path...).([]any); ok && len(l) > 0 {
-			if s, ok := l[0].(string); ok {
+			if s, ok := l[0].(string); ok && !shells[filepath.Base(s)] {
 				out = append(out, s)
 			}
 		}
@@ -41,6 +44,10 @@ func ValuePrograms(values map[string]any) []string {
 	}
 	return out
 }
+
+// shells are the shells an image's command may start, which run here as
+// the host's.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "ash": true, "zsh": true}
 
 // SignalName is a signal's name as a shell's kill takes it (TERM, INT).
 func SignalName(s syscall.Signal) string {

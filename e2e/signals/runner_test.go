@@ -34,10 +34,11 @@ type box struct {
 }
 
 // standInNames are the programs the chart's containers run, found on PATH.
-// bash is one too, for commands such as "bash -c ..." or "bash
-// /llama/download.sh" that the user or an image supplies; the containers'
-// own shells are /bin/bash and sh, resolved to the host's.
-var standInNames = append([]string{"bash"}, sandbox.StandInNames...)
+// A shell is not one: "bash -c 'a && b'" or "bash /llama/download.sh",
+// which the user or an image supplies, run the host's bash as the image's
+// would, and the programs it starts are the stand-ins (a script an image
+// holds is one that execs the stand-in, so that a shell can run it).
+var standInNames = sandbox.StandInNames
 
 func newBox(t *testing.T, extra []string) *box {
 	self, err := os.Executable()
@@ -53,6 +54,10 @@ func newBox(t *testing.T, extra []string) *box {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(b.bin, "stand-in"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nexec " + inside + "/bin/stand-in \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(b.bin, "stand-in.sh"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range append(append([]string{}, standInNames...), extra...) {
@@ -125,7 +130,11 @@ func (b *box) run(t *testing.T, u *unit, data, mode string, at int, sig syscall.
 	}
 	var links []sandbox.Link
 	for _, p := range progs {
-		links = append(links, sandbox.Link{Path: p, Target: inside + "/bin/stand-in"})
+		target := inside + "/bin/stand-in"
+		if strings.HasSuffix(p, ".sh") {
+			target += ".sh"
+		}
+		links = append(links, sandbox.Link{Path: p, Target: target})
 	}
 	var stdout, stderr bytes.Buffer
 	proc, err := sandbox.Start(sandbox.Spec{Argv: u.argv, WorkDir: u.workDir, Dirs: u.dirs, Binds: binds, Links: links, Files: files,

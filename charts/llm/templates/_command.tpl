@@ -40,11 +40,16 @@ INT unless it traps them, so the kubelet's TERM (preemption, eviction, a
 rollout, kubectl delete) would never reach the program, which would be
 killed after the grace period without a checkpoint or a drain.
 
-llm_run starts the program in the background, with the script's standard
+llm_run starts the program in the background, in a process group of its
+own (setsid, where the image has it: util-linux and busybox do), with the
+script's standard
 input (a background program's is /dev/null otherwise) and INT and QUIT
 back to their defaults (sh leaves them ignored in a background program,
 as POSIX has it; bash lets the program have them back); passes TERM and
-INT on to it, also one that came before it started; and waits for it. A
+INT on to its whole group (a program that is itself a shell running a
+compound command, bash -c 'a && b', would die of TERM and leave its child
+to be killed later without one), also a signal that came before it
+started; and waits for it. A
 trapped signal interrupts wait with a status above 128 while the program
 runs on, so llm_run waits again after a signal; a status at or below 128
 is the program's own, reported once. It returns the program's status, or
@@ -57,7 +62,7 @@ llm_run() {
   llm_pid= llm_sig= llm_woke=
   trap 'llm_sig=TERM; llm_pass TERM' TERM
   trap 'llm_sig=INT; llm_pass INT' INT
-  { (trap - INT QUIT; exec "$@" <&9 9<&-) & } 9<&0
+  { (trap - INT QUIT; if command -v setsid >/dev/null 2>&1; then exec setsid "$@" <&9 9<&-; fi; exec "$@" <&9 9<&-) & } 9<&0
   llm_pid=$!
   [ -z "$llm_sig" ] || llm_pass "$llm_sig"
   while :; do
@@ -71,7 +76,7 @@ llm_run() {
 }
 llm_pass() {
   llm_woke=1
-  [ -z "$llm_pid" ] || kill "-$1" "$llm_pid" 2>/dev/null || :
+  [ -z "$llm_pid" ] || kill "-$1" "-$llm_pid" 2>/dev/null || kill "-$1" "$llm_pid" 2>/dev/null || :
 }
 {{- end -}}
 
@@ -134,10 +139,17 @@ checkpoint under original/: take only the format the run reads. */}}
 {{- $filter := ternary (list "--include" "original/*") (list "--exclude" "original/*") (eq $v.model.format "meta") }}
 {{- /* Hugging Face's CLI is hf from huggingface_hub 0.34; 1.0 removed
 huggingface-cli, which older images have alone. */}}
-{{- $lines := list "llm_hf=$(command -v hf || echo huggingface-cli)" }}
-{{- $lines = append $lines (printf "llm_run \"$llm_hf\" download %s" (include "llm.sh.args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter))) }}
+{{- /* The weights and each adapter have markers of their own, named by
+what each fetches: a changed adapter runs the step again (its marker names
+every input), and only what changed comes down again. */}}
+{{- $parts := list (dict "args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter)) }}
 {{- range get .step.inputs "adapters" | default list }}
-{{- $lines = append $lines (printf "llm_run \"$llm_hf\" download %s" (include "llm.sh.args" (list .repo "--revision" .revision "--local-dir" .dir))) }}
+{{- $parts = append $parts (dict "args" (list .repo "--revision" .revision "--local-dir" .dir)) }}
+{{- end }}
+{{- $lines := list "llm_hf=$(command -v hf || echo huggingface-cli)" }}
+{{- range $parts }}
+{{- $part := printf "%s/fetched-%s.done" $c.markerDir (toJson .args | sha256sum | trunc 12) }}
+{{- $lines = append $lines (printf "if [ ! -f %s ]; then llm_run \"$llm_hf\" download %s; mkdir -p %s; : > %s; fi" (include "llm.sh.quote" $part) (include "llm.sh.args" .args) (include "llm.sh.quote" $c.markerDir) (include "llm.sh.quote" $part)) }}
 {{- end }}
 script: {{ join "\n" $lines | quote }}
 env:

@@ -73,8 +73,17 @@ CLI. */ -}}
 {{- $downloadImage := $v.download.image -}}
 {{- if and (not $downloadImage) (eq $v.download.source "huggingface") }}{{ $downloadImage = $v.catalog.downloadImage | default "" }}{{ end -}}
 {{- $downloadImage = $downloadImage | default $profileImage -}}
+{{- /* accelerator.devices: a count, 0 for every device of a node, or not
+given: one device for a pod of one node, every device of each node for a
+workload across nodes (a server or a run spans nodes for their devices). */ -}}
 {{- $devices := int $a.devicesPerNode -}}
-{{- if gt (int $v.accelerator.devices) 0 -}}{{- $devices = int $v.accelerator.devices -}}{{- end -}}
+{{- $devicesFromProfile := true -}}
+{{- if kindIs "invalid" $v.accelerator.devices -}}
+{{- if le (int $v.workload.nodes) 1 }}{{ $devices = 1 }}{{ $devicesFromProfile = false }}{{ end -}}
+{{- else if gt (int $v.accelerator.devices) 0 -}}
+{{- $devices = int $v.accelerator.devices -}}
+{{- $devicesFromProfile = false -}}
+{{- end -}}
 {{- $nodes := int $v.workload.nodes -}}
 {{- /* A Cloud TPU slice: its shape selects the node pool (the topology
 label), and its hosts (the shape's chips over a host's) are the run's
@@ -208,6 +217,7 @@ mode: {{ $mode | quote }}
 run: {{ toJson (dict "kind" $run.kind "group" (ternary (regexReplaceAll "/.*" $run.apiVersion "") "" (contains "/" $run.apiVersion))) }}
 name: {{ $name | quote }}
 devices: {{ $devices }}
+devicesFromProfile: {{ $devicesFromProfile }}
 nodes: {{ $nodes }}
 pods: {{ $pods }}
 worldSize: {{ mul $devices $nodes }}

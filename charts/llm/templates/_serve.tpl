@@ -585,7 +585,7 @@ doing: point there, and say which device counts would do. */ -}}
 {{- $tpWhy := "" -}}
 {{- $fix := "set serving.tensorParallel (and serving.pipelineParallel) so that it does" -}}
 {{- if le (int $s.tensorParallel) 0 -}}
-{{- $tpAt = ternary "/accelerator/devices" "/accelerator/profile" (gt (int $v.accelerator.devices) 0) -}}
+{{- $tpAt = ternary "/accelerator/profile" "/accelerator/devices" $c.devicesFromProfile -}}
 {{- $tpWhy = printf " (a node's %d %s, as serving.tensorParallel 0 derives it)" (int $c.procsPerNode) (ternary "logical NeuronCores" "devices" $c.neuron) -}}
 {{- $perDevice := div (int $c.procsPerNode) (int $c.devices) -}}
 {{- $ok := list -}}
