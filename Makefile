@@ -67,8 +67,10 @@ KUEUE               := $(TOOLS)/kueue-$(KUEUE_VERSION)/kueue
 TRAINER             := $(TOOLS)/trainer-$(TRAINER_VERSION)/trainer-controller-manager
 EPP                 := $(TOOLS)/gateway-api-inference-extension-$(EPP_VERSION)/epp
 COMPUTE_DOMAIN_CONTROLLER := $(TOOLS)/dra-driver-nvidia-gpu-$(DRA_NVIDIA_VERSION)/compute-domain-controller
-LLMD_EPP            := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)/epp
-LLMD_SIDECAR        := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)/pd-sidecar
+# (-pod: its sidecar listens on a pod network's every interface, a build
+# of an earlier patch set is not reused.)
+LLMD_EPP            := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)-pod/epp
+LLMD_SIDECAR        := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)-pod/pd-sidecar
 SIM_TOOLS := $(K8S_BINS) $(KWOK) $(MPI_OPERATOR) $(TRAINING_OPERATOR) \
 	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY) \
 	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER) $(EPP) $(COMPUTE_DOMAIN_CONTROLLER) $(LLMD_EPP)
@@ -241,7 +243,7 @@ $(EPP):
 # One build makes both (the sidecar beside the picker).
 $(LLMD_EPP):
 	$(BUILD_OPERATOR) github.com/llm-d/llm-d-inference-scheduler $(LLMD_SCHEDULER_VERSION) \
-		$(TOOLS)/src/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION) $(dir $@) \
+		$(TOOLS)/src/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)-pod $(dir $@) \
 		epp=./cmd/epp pd-sidecar=./cmd/pd-sidecar
 
 $(COMPUTE_DOMAIN_CONTROLLER):

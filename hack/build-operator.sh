@@ -106,7 +106,9 @@ patch_endpoint_picker() {
 # v1.4.0 module, a dependency) with its own plugins: the picker's gRPC and
 # metrics listeners are patched as above, in a writable copy of that module
 # the build is pointed at (a replace directive); its routing sidecar listens
-# on ":PORT", patched to 127.0.0.1. The module proxy does not serve
+# on ":PORT", patched to 127.0.0.1 unless LLMRENDER_POD_NETWORK is set (the
+# simulated cluster's pods, each in a network namespace of its own). The
+# module proxy does not serve
 # llm-d-kv-cache v0.7.1, which only the precise-prefix-cache scorer and the
 # tokenizer (and the context-length plugin that reads its tokens) import:
 # they are left out of this build. The chart's P/D configuration uses none
@@ -121,7 +123,22 @@ patch_llm_d_scheduler() {
 	replace _gie/internal/runnable/grpc.go 'fmt.Sprintf(":%d", port)' 'fmt.Sprintf("127.0.0.1:%d", port)'
 	replace _gie/cmd/epp/runner/runner.go 'BindAddress: fmt.Sprintf(":%d", opts.MetricsPort)' 'BindAddress: fmt.Sprintf("127.0.0.1:%d", opts.MetricsPort)'
 	"$GO" mod edit -replace sigs.k8s.io/gateway-api-inference-extension=./_gie
-	replace pkg/sidecar/proxy/proxy_helpers.go 'net.Listen("tcp", ":"+s.config.Port)' 'net.Listen("tcp", "127.0.0.1:"+s.config.Port)'
+	replace pkg/sidecar/proxy/proxy_helpers.go 'net.Listen("tcp", ":"+s.config.Port)' 'net.Listen("tcp", listenHost()+":"+s.config.Port)'
+	replace pkg/sidecar/proxy/proxy_helpers.go '	"syscall"
+' '	"os"
+	"syscall"
+'
+	replace pkg/sidecar/proxy/proxy_helpers.go '// startHTTP starts the HTTP reverse proxy.' '// listenHost (patched) is 127.0.0.1, unless LLMRENDER_POD_NETWORK says the
+// sidecar runs in a pod network namespace of its own (the simulated
+// cluster'"'"'s), where it listens on every interface of the pod, as in a pod.
+func listenHost() string {
+	if os.Getenv("LLMRENDER_POD_NETWORK") != "" {
+		return ""
+	}
+	return "127.0.0.1"
+}
+
+// startHTTP starts the HTTP reverse proxy.'
 	rm pkg/plugins/scorer/precise_prefix_cache.go
 	replace pkg/plugins/register.go '	"github.com/llm-d/llm-d-inference-scheduler/pkg/plugins/multi"
 ' ''

@@ -124,6 +124,7 @@ func (c *Cluster) start(t Tools) error {
 	if c.Runtime, err = newRuntime(ctx, c.ControlPlane, filepath.Join(c.Dir, "runtime")); err != nil {
 		return err
 	}
+	c.Runtime.sidecar = t.RoutingSidecar
 	go c.Runtime.run(ctx)
 	go runProvisioner(ctx, c.Client)
 	// JobSet, LWS, Kueue and Trainer, with their webhooks (operators.go).
@@ -159,6 +160,9 @@ func (c *Cluster) waitComponents(ctx context.Context, timeout time.Duration) err
 func (c *Cluster) Stop() {
 	if c.cancel != nil {
 		c.cancel()
+	}
+	if c.Runtime != nil {
+		c.Runtime.nets.close()
 	}
 	c.ControlPlane.Stop()
 }

@@ -34,6 +34,7 @@ type Tools struct {
 	VolcanoScheduler                              string
 	JobSet, LWS, Kueue, Trainer                   string
 	ComputeDomainController                       string // NVIDIA's DRA driver's
+	RoutingSidecar                                string // llm-d's, which decode pods run
 }
 
 // ToolsFromEnv reads the binaries' paths from the environment the Makefile
@@ -57,6 +58,7 @@ func ToolsFromEnv() (Tools, error) {
 		"LLMRENDER_KUEUE":                     &t.Kueue,
 		"LLMRENDER_TRAINER":                   &t.Trainer,
 		"LLMRENDER_COMPUTE_DOMAIN_CONTROLLER": &t.ComputeDomainController,
+		"LLMRENDER_LLMD_SIDECAR":              &t.RoutingSidecar,
 	} {
 		p := os.Getenv(env)
 		if p == "" {
@@ -157,9 +159,11 @@ func StartControlPlane(t Tools) (*ControlPlane, error) {
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", cp.keyFile, "--service-account-signing-key-file", cp.keyFile,
 		"--service-cluster-ip-range", "10.96.0.0/16",
-		// One token with every permission, for the components and the
-		// tests: a throwaway server on loopback that only they talk to.
-		"--token-auth-file", tokenFile, "--anonymous-auth=false", "--authorization-mode", "AlwaysAllow",
+		// One token of system:masters, for the components and the tests
+		// (a throwaway server on loopback that only they talk to); RBAC
+		// for the rest, so that a ServiceAccount's token gets what its
+		// rendered Roles grant (the endpoint picker's, requests_test.go).
+		"--token-auth-file", tokenFile, "--anonymous-auth=false", "--authorization-mode", "RBAC",
 		"--enable-admission-plugins", "PodNodeSelector",
 		// As GKE and EKS run it: privileged containers are a matter for
 		// Pod Security admission per namespace, not refused cluster-wide.
@@ -214,9 +218,9 @@ func (cp *ControlPlane) spawn(name, bin string, env []string, args ...string) er
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), env...)
-	// Its own process group, so that stopping it stops what it started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	// Its own process group, so that stopping it stops what it started,
+	// and it dies with the test binary (procs.go).
+	if err := startOwned(cmd); err != nil {
 		return fmt.Errorf("starting %s: %v", name, err)
 	}
 	cp.procs = append(cp.procs, &process{name: name, cmd: cmd, log: logPath})

@@ -65,6 +65,12 @@ var CRDSets = map[CRDSet][]CRDSource{
 		// The ComputeDomain of multi-node NVLink (fabric mnnvl), from
 		// NVIDIA's DRA driver, whose controller the simulated cluster runs.
 		{"sigs.k8s.io/dra-driver-nvidia-gpu", "v0.4.1", "deployments/helm/dra-driver-nvidia-gpu/crds/*.yaml", ""},
+		// GKE's gateway policies for the pool (serving.inferencePool.
+		// provider gke): GCPBackendPolicy and HealthCheckPolicy. The only
+		// release of the module the proxy serves.
+		{"github.com/GoogleCloudPlatform/gke-gateway-api", "v1.3.0", "config/crd/networking.gke.io_*policies.yaml", ""},
+		// Istio's DestinationRule for the picker (provider istio).
+		{"istio.io/api", "v1.32.0", "kubernetes/customresourcedefinitions.gen.yaml", ""},
 	},
 	PreviousCRDs: {
 		// RayJob has spec.deletionPolicy, not spec.deletionStrategy (nor
@@ -106,6 +112,10 @@ var CRDSets = map[CRDSet][]CRDSource{
 		// /v25 module path). v25.x's ComputeDomain requires numNodes,
 		// which the chart always writes.
 		{"sigs.k8s.io/dra-driver-nvidia-gpu", "v0.4.1", "deployments/helm/dra-driver-nvidia-gpu/crds/*.yaml", ""},
+		// The only release the proxy serves.
+		{"github.com/GoogleCloudPlatform/gke-gateway-api", "v1.3.0", "config/crd/networking.gke.io_*policies.yaml", ""},
+		// The minor release before: DestinationRule at v1 already.
+		{"istio.io/api", "v1.31.4", "kubernetes/customresourcedefinitions.gen.yaml", ""},
 	},
 }
 

@@ -26,16 +26,16 @@ func TestPinnedCRDsMatchTheMakefile(t *testing.T) {
 		"sigs.k8s.io/lws":                             "LWS",
 		"sigs.k8s.io/kueue":                           "KUEUE",
 		"github.com/kubeflow/trainer/v2":              "TRAINER",
-		// Its endpoint picker runs in TestEndpointPickerServesThePool.
+		// Its endpoint picker routes requests (requests_test.go).
 		"sigs.k8s.io/gateway-api-inference-extension": "EPP",
 		// Its ComputeDomain controller makes the IMEX channel templates.
 		"sigs.k8s.io/dra-driver-nvidia-gpu": "DRA_NVIDIA",
 	}
 	// CRDs served with no controller: their objects only need to exist
 	// (the Prometheus Operator's PodMonitor, KEDA's ScaledObject, Gateway
-	// API's HTTPRoute).
+	// API's HTTPRoute, GKE's and Istio's gateway policies).
 	crdOnly := map[string]bool{"github.com/prometheus-operator/prometheus-operator": true, "github.com/kedacore/keda/v2": true,
-		"sigs.k8s.io/gateway-api": true}
+		"sigs.k8s.io/gateway-api": true, "github.com/GoogleCloudPlatform/gke-gateway-api": true, "istio.io/api": true}
 	want := len(variable) + len(crdOnly)
 	if len(CRDSets[PinnedCRDs]) != want {
 		t.Errorf("%d pinned CRD sources, %d known operators and CRD-only modules", len(CRDSets[PinnedCRDs]), want)

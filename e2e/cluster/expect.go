@@ -23,6 +23,10 @@ type Expected struct {
 	// WorkDir is the working directory the values name, which the image
 	// holds.
 	WorkDir string
+	// Model and Adapters are the names clients send as the model to a
+	// server, as the plan says them.
+	Model    string
+	Adapters []string
 }
 
 // rendered holds what each render expects, by the namespace it was
@@ -36,8 +40,11 @@ func expect(namespace, release string, res *pipeline.Result) error {
 	}
 	e := Expected{Programs: sandbox.ValuePrograms(res.Values), World: int(p.Compute.WorldSize), Slots: int(p.Compute.Nodes * p.Compute.SlotsPerWorker)}
 	e.WorkDir, _ = tree.Get(res.Values, "workload", "workingDir").(string)
-	if s := p.Serve; s != nil && s.Prefill > 0 {
-		e.PrefillWorld = int(s.TensorParallel * s.PipelineParallel * s.PrefillDataParallel)
+	if s := p.Serve; s != nil {
+		e.Model, e.Adapters = s.Model, s.Adapters
+		if s.Prefill > 0 {
+			e.PrefillWorld = int(s.TensorParallel * s.PipelineParallel * s.PrefillDataParallel)
+		}
 	}
 	rendered.Store(namespace, e)
 	return nil

@@ -235,6 +235,9 @@ var settings = map[string]bool{
 	"ResourceClaimTemplate": true, "TrainingRuntime": true, "ClusterTrainingRuntime": true,
 	// A gateway's: an InferencePool is also routed (routed).
 	"InferencePool": true, "HTTPRoute": true, "InferenceObjective": true,
+	// Gateways' own policies for a pool (GKE's, Istio's), and the
+	// picker's metrics binding.
+	"GCPBackendPolicy": true, "HealthCheckPolicy": true, "DestinationRule": true, "ClusterRoleBinding": true,
 	// Multi-node NVLink's; its controller also made the claim template
 	// (channelled).
 	"ComputeDomain": true,

@@ -27,10 +27,12 @@ import (
 // hostPath per node, ConfigMaps and Secrets as files), and the programs
 // the images hold, as stand-ins.
 
-// Where the stand-ins and the runtime's socket are in a container.
+// Where the stand-ins, the runtime's socket and the real programs some
+// images hold are in a container.
 const (
-	standInDir = "/.llmrender-test/bin"
-	socketDir  = "/.llmrender-test/sim"
+	standInDir     = "/.llmrender-test/bin"
+	socketDir      = "/.llmrender-test/sim"
+	routingSidecar = "/.llmrender-test/pd-sidecar"
 )
 
 // imagePath is PATH as the images the chart uses set it.
@@ -61,8 +63,17 @@ func (r *Runtime) containerSpec(ctx context.Context, p *corev1.Pod, c corev1.Con
 	case argv[0] == "sh" || argv[0] == "bash":
 		argv[0] = "/bin/" + argv[0] // the image's shells are the host's
 	}
-	spec := sandbox.Spec{Argv: argv, Env: env, WorkDir: c.WorkingDir,
+	spec := sandbox.Spec{Argv: argv, Env: env, WorkDir: c.WorkingDir, NetNS: r.netNS(p.UID),
 		Binds: []sandbox.Bind{{Source: r.binDir(), Target: standInDir}, {Source: r.socketDir(), Target: socketDir}}}
+	// In a pod with a network, llm-d's routing sidecar image runs the real
+	// sidecar, built from the release the chart names.
+	if spec.NetNS != "" && r.sidecar != "" && len(c.Command) == 0 && strings.Contains(c.Image, "/llm-d-routing-sidecar:") {
+		spec.Binds = append(spec.Binds, sandbox.Bind{Source: r.sidecar, Target: routingSidecar})
+		spec.Argv[0] = routingSidecar
+		// The build listens on loopback but in a pod of its own
+		// (hack/build-operator.sh).
+		spec.Env = append(spec.Env, "LLMRENDER_POD_NETWORK=1")
+	}
 	if spec.WorkDir == "" {
 		spec.WorkDir = "/"
 	}

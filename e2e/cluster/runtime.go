@@ -56,6 +56,14 @@ type Runtime struct {
 	// prepared are the host directories of what images and nodes hold,
 	// written once (kubelet.go).
 	prepared sync.Map
+	// networked are the namespaces whose pods have networks of their own
+	// (Scenario.Network); podNS their network namespaces (network.go).
+	networked map[string]bool
+	nets      podNetworks
+	podNS     map[types.UID]string
+	// sidecar is llm-d's routing sidecar, which the sidecar image's
+	// entrypoint runs in a networked pod.
+	sidecar string
 }
 
 // Event is one thing a namespace's pods did, for reports and failures.
@@ -84,7 +92,8 @@ const (
 func newRuntime(ctx context.Context, cp *ControlPlane, dir string) (*Runtime, error) {
 	r := &Runtime{cp: cp, dir: dir, running: map[types.UID]context.CancelFunc{}, started: map[types.UID]*corev1.Pod{},
 		live: map[types.UID][]*running{}, gangs: map[string]*gang{}, attached: map[string]map[types.UID]string{},
-		log: map[string][]Event{}, problems: map[string][]string{}, seen: map[string]map[types.UID]bool{}, peak: map[string]*Peak{}}
+		log: map[string][]Event{}, problems: map[string][]string{}, seen: map[string]map[types.UID]bool{}, peak: map[string]*Peak{},
+		networked: map[string]bool{}, podNS: map[types.UID]string{}}
 	build := exec.Command("go", "build", "-o", filepath.Join(r.binDir(), "stand-in"), "github.com/llmrender/llmrender/e2e/cluster/cmd/stand-in")
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the stand-in: %v\n%s", err, out)
@@ -142,6 +151,31 @@ func (r *Runtime) PutFile(namespace, claim, file string) error {
 		return err
 	}
 	return os.WriteFile(f, []byte("{}\n"), 0o644)
+}
+
+// SetNetworked gives the pods of a namespace networks of their own (or
+// takes them away, for pods that start later).
+func (r *Runtime) SetNetworked(namespace string, on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if on {
+		r.networked[namespace] = true
+	} else {
+		delete(r.networked, namespace)
+	}
+}
+
+func (r *Runtime) isNetworked(namespace string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.networked[namespace]
+}
+
+// netNS is a pod's network namespace, "" for the host's.
+func (r *Runtime) netNS(uid types.UID) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.podNS[uid]
 }
 
 // Events returns what a namespace's pods did, in order.
@@ -302,6 +336,22 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 	if !r.attach(ctx, p) {
 		return
 	}
+	if r.isNetworked(p.Namespace) && !p.Spec.HostNetwork {
+		ns, err := r.nets.add(p.UID, p.Status.PodIP)
+		if err != nil {
+			r.problem(p, "no network: %v", err)
+			return
+		}
+		r.mu.Lock()
+		r.podNS[p.UID] = ns
+		r.mu.Unlock()
+		defer func() {
+			r.nets.remove(p.UID)
+			r.mu.Lock()
+			delete(r.podNS, p.UID)
+			r.mu.Unlock()
+		}()
+	}
 	r.mu.Lock()
 	r.started[p.UID] = p
 	r.mu.Unlock()
@@ -319,6 +369,18 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 		}
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			sidecars = append(sidecars, k)
+			// A native sidecar runs as long as its pod: one that ends by
+			// itself is a problem of the run (the kubelet would restart
+			// it, and the pod would not work meanwhile).
+			go func() {
+				select {
+				case <-k.proc.Done():
+					if ctx.Err() == nil {
+						r.problem(p, "sidecar %s ended by itself with %d:%s", k.name, k.proc.Status(), k.out.tail())
+					}
+				case <-ctx.Done():
+				}
+			}()
 			continue
 		}
 		status, ok := r.wait(ctx, p, k)

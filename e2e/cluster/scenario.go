@@ -24,8 +24,20 @@ func Render(namespace string, files, set []string) ([]*unstructured.Unstructured
 	return RenderRequest(pipeline.Request{Sources: values.Sources{Files: files, Set: set}, Options: renderer.Options{Namespace: namespace}})
 }
 
+// RenderFor renders values as a user who did not choose a namespace
+// does (the objects name Helm's default where they name one) and expects
+// what the render says of the namespace the objects will be applied in
+// (MoveTo moves them there).
+func RenderFor(target string, files, set []string) ([]*unstructured.Unstructured, error) {
+	return renderRequest(pipeline.Request{Sources: values.Sources{Files: files, Set: set}}, target)
+}
+
 // RenderRequest renders the built-in chart (release llm unless named).
 func RenderRequest(req pipeline.Request) ([]*unstructured.Unstructured, error) {
+	return renderRequest(req, req.Options.Namespace)
+}
+
+func renderRequest(req pipeline.Request, expectIn string) ([]*unstructured.Unstructured, error) {
 	chart, err := pipeline.BuiltinChart()
 	if err != nil {
 		return nil, err
@@ -38,7 +50,7 @@ func RenderRequest(req pipeline.Request) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := expect(req.Options.Namespace, req.Options.ReleaseName, res); err != nil {
+	if err := expect(expectIn, req.Options.ReleaseName, res); err != nil {
 		return nil, err
 	}
 	var stream bytes.Buffer
@@ -79,6 +91,10 @@ type Scenario struct {
 	// PeakNodes is the nodes the accelerator pods at the peak share, for
 	// the tests' check; 0 for one pod a node.
 	PeakNodes int
+	// Network gives each pod a network of its own (network.go): its
+	// servers answer on the pod's address, and llm-d's routing sidecar
+	// runs for real.
+	Network bool
 }
 
 // Report is what a scenario did.
@@ -111,6 +127,10 @@ func (c *Cluster) Run(ctx context.Context, sc Scenario) (*Report, error) {
 				return nil, err
 			}
 		}
+	}
+	if sc.Network {
+		c.Runtime.SetNetworked(ns, true)
+		defer c.Runtime.SetNetworked(ns, false)
 	}
 	nodes, err := c.AddNodes(ctx, ns, sc.Nodes)
 	defer c.RemoveNodes(context.Background(), nodes)

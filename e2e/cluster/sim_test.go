@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if n := sweepLeftovers(); n > 0 {
+		fmt.Fprintf(os.Stderr, "killed %d process(es) an earlier run left behind\n", n)
+	}
 	start := time.Now()
 	sim, err = Start(tools)
 	if err != nil {
@@ -44,15 +47,18 @@ func TestMain(m *testing.M) {
 
 func example(name string) string { return filepath.Join("..", "..", "examples", name+".yaml") }
 
-// runScenario renders values and applies them to fresh nodes, and fails
-// the test unless every step completes with exactly peak accelerator pods.
+// runScenario renders values (unless the scenario has its objects) and
+// applies them to fresh nodes, and fails the test unless every step
+// completes with exactly peak accelerator pods.
 func runScenario(t *testing.T, sc Scenario, peak int, files []string, set ...string) *Report {
 	t.Helper()
-	objs, err := Render(sc.Name, files, set)
-	if err != nil {
-		t.Fatalf("render: %v", err)
+	if sc.Objects == nil {
+		objs, err := Render(sc.Name, files, set)
+		if err != nil {
+			t.Fatalf("render: %v", err)
+		}
+		sc.Objects = objs
 	}
-	sc.Objects = objs
 	rep, err := sim.Run(context.Background(), sc)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +158,35 @@ func TestExamples(t *testing.T) {
 			t.Run(label+"/"+apply, func(t *testing.T) {
 				t.Parallel()
 				name := fmt.Sprintf("ex%d-%s", i, strings.NewReplacer(":", "", "kubectl", "kctl", "reverse", "rev").Replace(apply))
-				runScenario(t, Scenario{Name: name, Apply: apply, Nodes: ex.nodes, PeakNodes: ex.peakNodes}, ex.peak, files)
+				sc := Scenario{Name: name, Apply: apply, Nodes: ex.nodes, PeakNodes: ex.peakNodes}
+				var set []string
+				switch apply {
+				case "kubectl":
+					// Rendered once without a namespace and moved into the
+					// scenario's by kustomize's namespace transformer; its
+					// servers answer requests on pod networks.
+					objs, err := RenderFor(name, files, nil)
+					if err == nil {
+						objs, err = MoveTo(objs, name)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					sc.Objects = objs
+					if strings.HasPrefix(ex.name, "serving/") || strings.Contains(ex.name, "-serve-") {
+						sc.Network = true
+						sc.Timeout = 3 * time.Minute
+						sc.Finished = askServers(t, name, files, objs, requestChecks[ex.name])
+					}
+				case "argocd":
+					// With networkPolicy.enabled every example still runs
+					// to completion: the policies apply beside the workload
+					// and hold nothing up (no CNI enforces them here;
+					// pipeline's TestNetworkPoliciesAllowWhatTheWorkloadNeeds
+					// checks what they allow).
+					set = []string{"networkPolicy.enabled=true"}
+				}
+				runScenario(t, sc, ex.peak, files, set...)
 			})
 		}
 	}
@@ -165,20 +199,6 @@ func exampleInput(name string) ([]string, string) {
 		return nil, "default"
 	}
 	return []string{example(name)}, name
-}
-
-// With networkPolicy.enabled every example still runs to completion: the
-// policies apply beside the workload and hold nothing up (no CNI enforces
-// them here; pipeline's TestNetworkPoliciesAllowWhatTheWorkloadNeeds
-// checks what they allow).
-func TestExamplesWithNetworkPolicies(t *testing.T) {
-	for i, ex := range examples {
-		files, label := exampleInput(ex.name)
-		t.Run(label, func(t *testing.T) {
-			t.Parallel()
-			runScenario(t, Scenario{Name: fmt.Sprintf("np%d", i), Apply: "kubectl", Nodes: ex.nodes, PeakNodes: ex.peakNodes}, ex.peak, files, "networkPolicy.enabled=true")
-		})
-	}
 }
 
 // Clusters whose only nodes are the accelerator nodes the values ask for:
@@ -467,6 +487,39 @@ func TestMarkersNameTheirInputs(t *testing.T) {
 				t.Errorf("the claim holds %q, not the marker %s", files, ours)
 			}
 		})
+	}
+}
+
+// The weights and each LoRA adapter are fetched once for what they are:
+// with the base weights and one adapter already on the claim (their own
+// markers), a release whose other adapter changed fetches that adapter
+// alone.
+func TestChangedAdapterFetchesOnlyItself(t *testing.T) {
+	files := []string{example("serving/serve-gke-h100-llama31-8b-lora")}
+	objs, err := Render("adapter-changed", files, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := regexp.MustCompile(`/data(/\.llmrender/fetched-[0-9a-f]{12}\.done)`).FindAllStringSubmatch(fmt.Sprint(objs), -1)
+	var fetched []string
+	for _, m := range parts {
+		if !slices.Contains(fetched, m[1]) {
+			fetched = append(fetched, m[1])
+		}
+	}
+	if len(fetched) != 3 {
+		t.Fatalf("want a marker for the weights and one for each of the 2 adapters, got %q", fetched)
+	}
+	rep := runScenario(t, Scenario{Name: "adapter-changed", Objects: objs, Apply: "forward", Nodes: gkeNodes("h100-80gb", 1),
+		Files: map[string][]string{"llm-data": fetched[:2]}}, 1, files)
+	var downloads []string
+	for _, e := range rep.Events {
+		if hfDownload.MatchString(e.What) {
+			downloads = append(downloads, e.What)
+		}
+	}
+	if len(downloads) != 1 || !strings.Contains(downloads[0], "monsterapi/Llama-3_1-8B-Instruct-orca-ORPO") {
+		t.Errorf("want the changed adapter fetched alone, got:\n%s", strings.Join(downloads, "\n"))
 	}
 }
 

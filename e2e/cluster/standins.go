@@ -168,6 +168,20 @@ func fail(format string, args ...any) standin.Answer {
 	return standin.Answer{Act: "exit", Status: 1, Message: fmt.Sprintf(format, args...)}
 }
 
+// api makes a server that answers HTTP do so, in a pod with a network of
+// its own: vLLM but its headless ranks (the workers of a server across
+// nodes), SGLang on its first node.
+func (r *Runtime) api(s *running, a standin.Answer, engine string) standin.Answer {
+	if a.Act != "serve" || r.netNS(s.pod.UID) == "" || slices.Contains(s.argv, "--headless") {
+		return a
+	}
+	if rank, ok := sandbox.Flag(s.argv, "--node-rank"); engine == "sglang" && ok && rank != "0" {
+		return a
+	}
+	a.HTTP = engine
+	return a
+}
+
 // judge decides what a stand-in does.
 func (r *Runtime) judge(ctx context.Context, s *running) standin.Answer {
 	args := s.argv[1:]
@@ -181,9 +195,9 @@ func (r *Runtime) judge(ctx context.Context, s *running) standin.Answer {
 	case s.name() == "mpirun" || s.name() == "mpiexec":
 		return r.mpirun(ctx, s)
 	case s.name() == "vllm" && len(args) > 0 && args[0] == "serve", module == "vllm.entrypoints.openai.api_server":
-		return r.distributed(ctx, s, vllmRank(s))
+		return r.api(s, r.distributed(ctx, s, vllmRank(s)), "vllm")
 	case module == "sglang.launch_server":
-		return r.distributed(ctx, s, sglangRank(s))
+		return r.api(s, r.distributed(ctx, s, sglangRank(s)), "sglang")
 	case s.name() == "ray" && len(args) > 0 && args[0] == "start":
 		return r.rayStart(ctx, s)
 	case s.name() == "ray" && len(args) > 0 && args[0] == "health-check":

@@ -44,7 +44,10 @@ type Spec struct {
 	User *User
 	// ReadOnlyRoot makes the root read-only (readOnlyRootFilesystem): only
 	// the binds, /dev and /proc take writes.
-	ReadOnlyRoot   bool
+	ReadOnlyRoot bool
+	// NetNS is the network namespace (a /proc/PID/ns/net path) the
+	// container joins, its pod's; "" keeps the host's.
+	NetNS          string
 	Stdin          io.Reader // nil for none
 	Stdout, Stderr io.Writer
 }
@@ -79,8 +82,8 @@ func (u *User) setpriv() []string {
 // the mounts are private, and the overlay's upper layer is on a tmpfs
 // mounted in this namespace only.
 const setup = `set -euf
-scratch=$1 dirs=$2 binds=$3 links=$4 files=$5 wd=$6 ro=$7
-shift 7
+scratch=$1 dirs=$2 binds=$3 links=$4 files=$5 wd=$6 ro=$7 netns=$8
+shift 8
 mount --make-rprivate /
 mount -t tmpfs tmpfs "$scratch"
 mkdir "$scratch/upper" "$scratch/work" "$scratch/root"
@@ -118,6 +121,7 @@ for l in $links; do
 done
 if [ -n "$files" ]; then cp -a "$files/." "$r/"; fi
 if [ "$ro" = 1 ]; then mount -o remount,bind,ro "$r"; fi
+if [ -n "$netns" ]; then exec nsenter --net="$netns" -- unshare --root="$r" --wd="$wd" -- "$@"; fi
 exec unshare --root="$r" --wd="$wd" -- "$@"
 `
 
@@ -154,7 +158,7 @@ func Start(s Spec) (*Process, error) {
 	if s.ReadOnlyRoot {
 		ro = "1"
 	}
-	args := []string{"-c", setup, "setup", scratch, strings.Join(s.Dirs, "\n"), strings.Join(pairs(s.Binds), "\n"), strings.Join(links(s.Links), "\n"), s.Files, wd, ro}
+	args := []string{"-c", setup, "setup", scratch, strings.Join(s.Dirs, "\n"), strings.Join(pairs(s.Binds), "\n"), strings.Join(links(s.Links), "\n"), s.Files, wd, ro, s.NetNS}
 	args = append(args, s.User.setpriv()...)
 	cmd := exec.Command("/bin/sh", append(args, s.Argv...)...)
 	cmd.Env = s.Env

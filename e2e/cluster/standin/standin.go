@@ -11,6 +11,7 @@ package standin
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -22,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/llmrender/llmrender/e2e/cluster/engine"
 	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
@@ -52,6 +54,9 @@ type Answer struct {
 	Act     string `json:"act"` // work, serve, exit
 	Status  int    `json:"status,omitempty"`
 	Message string `json:"message,omitempty"`
+	// HTTP, for serve: the engine (vllm, sglang) whose HTTP API to serve,
+	// as its command line configures it (package engine); "" for none.
+	HTTP string `json:"http,omitempty"`
 }
 
 // Report is what a stand-in tells the runtime as it ends: the signal
@@ -148,10 +153,46 @@ func Run() int {
 			return stop(s, 128+int(s.(syscall.Signal)))
 		}
 	case "serve":
+		if a.HTTP != "" {
+			return serveHTTP(a.HTTP, sigs, stop)
+		}
 		// A server drains and ends with 0 on TERM.
 		return stop(<-sigs, 0)
 	}
 	return done(a.Status)
+}
+
+// serveHTTP answers the engine's HTTP API as the command line configures
+// it, until a signal; a command line the engine would refuse, or an
+// address it cannot listen on, ends it with 1, as the engine would end.
+func serveHTTP(engineName string, sigs chan os.Signal, stop func(os.Signal, int) int) int {
+	parse := engine.ParseVLLM
+	if engineName == engine.SGLang {
+		parse = engine.ParseSGLang
+	}
+	cfg, err := parse(os.Args, os.Environ())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", engineName, err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", engineName, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- engine.New(cfg).Serve(ctx, ln) }()
+	select {
+	case s := <-sigs:
+		cancel()
+		<-served
+		return stop(s, 0) // it drains and ends with 0 on TERM
+	case err := <-served:
+		cancel()
+		fmt.Fprintf(os.Stderr, "%s: %v\n", engineName, err)
+		return 1
+	}
 }
 
 // execve runs a command in place of the stand-in, found on PATH.
