@@ -10,20 +10,30 @@ import (
 	"strings"
 )
 
-// A Hugging Face config.json names its architecture by model_type and
-// spells the same facts differently per family. Each family the math
-// understands is one entry here: how its MLP and attention are laid out,
-// which is what the parameter count and the KV cache follow from.
+// A Hugging Face config.json names its implementation by architectures
+// (what transformers, vLLM and SGLang load) and its config class by
+// model_type, and spells the same facts differently per family. The
+// architecture decides, as it does for the engines: Kimi-K2's model_type
+// is kimi_k2, and its architectures DeepseekV3ForCausalLM say what it is.
+// model_type is the fallback when the architecture is not one known here,
+// and a config of neither is read as a plain dense decoder when it has the
+// keys of one, which Facts.Assumed says.
 type family struct {
-	// text is the key of a nested text model's config (Llama 4, Gemma 3).
-	text string
-	// moe reads the routed experts; nil for a dense model.
-	moe func(c *config) moeLayout
-	// mla: DeepSeek's multi-head latent attention.
-	mla bool
+	name string // the model_type the family is known by, for messages
+	// text is the key of a nested language model's config (Llama 4,
+	// Gemma 3, the Qwen-VLs, Mistral 3); textOptional when older configs
+	// of the family keep it at the top instead (Qwen2.5-VL).
+	text         string
+	textOptional bool
 	// defaults are what transformers assumes for keys the family's
 	// config.json leaves out (Gemma 3's ships without its vocabulary size).
 	defaults map[string]any
+	// build lays out what is not a plain dense decoder: experts, MLA,
+	// per-layer kinds, MTP layers.
+	build func(c *config, l *layout) error
+	// vision counts the vision tower and its projector from vision_config
+	// (v), the outer config (top) and the language model's width.
+	vision func(v, top *config, textHidden int64) float64
 }
 
 // gemma3Defaults are Gemma3TextConfig's defaults: five sliding-window
@@ -31,67 +41,73 @@ type family struct {
 var gemma3Defaults = map[string]any{"vocab_size": json.Number("262208"), "max_position_embeddings": json.Number("131072"),
 	"sliding_window_pattern": json.Number("6"), "tie_word_embeddings": true}
 
-// moeLayout is where a MoE model's experts are.
-type moeLayout struct {
-	experts, perToken   int64
-	expertIntermediate  int64 // of one routed expert
-	sharedIntermediate  int64 // of the shared experts of a layer, together
-	denseLayers         int64 // layers with a dense MLP instead
-	denseIntermediate   int64
-	quantizedOnlyExpert bool // the checkpoint quantizes the experts alone (gpt-oss)
+// gemma2Defaults: Gemma2Config alternates a sliding layer and a global one
+// (layer_types, "sliding_attention" if (i + 1) % 2), and ties embeddings.
+var gemma2Defaults = map[string]any{"sliding_window_pattern": json.Number("2"), "tie_word_embeddings": true}
+
+var (
+	dense     = family{name: "llama"}
+	gemma2    = family{name: "gemma2", defaults: gemma2Defaults}
+	gemma3    = family{name: "gemma3_text", defaults: gemma3Defaults}
+	gemma3MM  = family{name: "gemma3", text: "text_config", defaults: gemma3Defaults, vision: siglipVision}
+	mixtral   = family{name: "mixtral", build: buildMixtral}
+	qwenMoE   = family{name: "qwen3_moe", build: buildQwenMoE}
+	qwenNext  = family{name: "qwen3_next", build: buildQwenNext}
+	deepseek  = family{name: "deepseek_v3", build: buildDeepseek}
+	glm4MoE   = family{name: "glm4_moe", build: buildGLM4MoE}
+	minimaxM2 = family{name: "minimax_m2", build: buildMiniMaxM2}
+	gptOSS    = family{name: "gpt_oss", build: buildGptOSS}
+	llama4    = family{name: "llama4", text: "text_config", build: buildLlama4, vision: llama4Vision}
+	llama4LM  = family{name: "llama4_text", text: "text_config", textOptional: true, build: buildLlama4}
+	qwen3VL   = family{name: "qwen3_vl", text: "text_config", build: buildQwenMoE, vision: qwen3Vision}
+	qwen25VL  = family{name: "qwen2_5_vl", text: "text_config", textOptional: true, vision: qwen25Vision}
+	mistral3  = family{name: "mistral3", text: "text_config", vision: pixtralVision}
+	nemotronH = family{name: "nemotron_h", build: buildNemotronH}
+	graniteH  = family{name: "granitemoehybrid", build: buildGraniteHybrid, defaults: map[string]any{"tie_word_embeddings": true}}
+	jamba     = family{name: "jamba", build: buildJamba}
+	falconH1  = family{name: "falcon_h1", build: buildFalconH1}
+)
+
+// architectures are the implementations the math knows, by the name
+// config.json's architectures give first.
+var architectures = map[string]family{
+	"LlamaForCausalLM": dense, "MistralForCausalLM": dense, "Qwen2ForCausalLM": dense, "Qwen3ForCausalLM": dense,
+	"Phi3ForCausalLM": dense, "GraniteForCausalLM": dense, "Ministral3ForCausalLM": dense,
+	"Gemma2ForCausalLM": gemma2, "Gemma3ForCausalLM": gemma3, "Gemma3ForConditionalGeneration": gemma3MM,
+	"MixtralForCausalLM": mixtral, "PhiMoEForCausalLM": mixtral,
+	"Qwen2MoeForCausalLM": qwenMoE, "Qwen3MoeForCausalLM": qwenMoE, "Qwen3NextForCausalLM": qwenNext,
+	"DeepseekV2ForCausalLM": deepseek, "DeepseekV3ForCausalLM": deepseek, "DeepseekV32ForCausalLM": deepseek,
+	"KimiK2ForCausalLM":  deepseek,
+	"Glm4MoeForCausalLM": glm4MoE, "MiniMaxM2ForCausalLM": minimaxM2, "GptOssForCausalLM": gptOSS,
+	"Llama4ForConditionalGeneration": llama4, "Llama4ForCausalLM": llama4LM,
+	"Qwen3VLForConditionalGeneration": qwen3VL, "Qwen3VLMoeForConditionalGeneration": qwen3VL,
+	"Qwen2_5_VLForConditionalGeneration": qwen25VL, "Mistral3ForConditionalGeneration": mistral3,
+	"NemotronHForCausalLM": nemotronH, "GraniteMoeHybridForCausalLM": graniteH, "JambaForCausalLM": jamba,
+	"FalconH1ForCausalLM": falconH1,
 }
 
-var families = map[string]family{
-	"llama":       {},
-	"mistral":     {},
-	"qwen2":       {},
-	"qwen3":       {},
-	"gemma2":      {},
-	"gemma3_text": {defaults: gemma3Defaults},
-	"gemma3":      {text: "text_config", defaults: gemma3Defaults},
-	"mixtral": {moe: func(c *config) moeLayout {
-		return moeLayout{experts: c.int("num_local_experts"), perToken: c.int("num_experts_per_tok"), expertIntermediate: c.int("intermediate_size")}
-	}},
-	"qwen2_moe": {moe: qwenMoE},
-	"qwen3_moe": {moe: qwenMoE},
-	"deepseek_v3": {mla: true, moe: func(c *config) moeLayout {
-		m := c.int("moe_intermediate_size")
-		return moeLayout{experts: c.int("n_routed_experts"), perToken: c.int("num_experts_per_tok"), expertIntermediate: m,
-			sharedIntermediate: c.int("n_shared_experts") * m, denseLayers: c.int("first_k_dense_replace"), denseIntermediate: c.int("intermediate_size")}
-	}},
-	"gpt_oss": {moe: func(c *config) moeLayout {
-		return moeLayout{experts: c.int("num_local_experts"), perToken: c.intOr("num_experts_per_tok", c.int("experts_per_token")),
-			expertIntermediate: c.int("intermediate_size"), quantizedOnlyExpert: true}
-	}},
-	"llama4": {text: "text_config", moe: func(c *config) moeLayout {
-		layers := c.int("num_hidden_layers")
-		step := max(c.intOr("interleave_moe_layer_step", 1), 1)
-		i := c.int("intermediate_size")
-		return moeLayout{experts: c.int("num_local_experts"), perToken: c.int("num_experts_per_tok"), expertIntermediate: i,
-			sharedIntermediate: i, denseLayers: layers - layers/step, denseIntermediate: c.intOr("intermediate_size_mlp", i)}
-	}},
-}
-
-// DeepSeek-V2 has V3's layout.
-func init() { families["deepseek_v2"] = families["deepseek_v3"] }
-
-func qwenMoE(c *config) moeLayout {
-	l := moeLayout{experts: c.int("num_experts"), perToken: c.int("num_experts_per_tok"), expertIntermediate: c.int("moe_intermediate_size"),
-		sharedIntermediate: c.int("shared_expert_intermediate_size")}
-	if step := c.intOr("decoder_sparse_step", 1); step > 1 {
-		l.denseLayers = c.int("num_hidden_layers") - c.int("num_hidden_layers")/step
-	}
-	if dense, ok := c.raw["mlp_only_layers"].([]any); ok {
-		l.denseLayers += int64(len(dense))
-	}
-	l.denseIntermediate = c.int("intermediate_size")
-	return l
+// modelTypes are the same families by model_type, for a config whose
+// architectures are missing or not among the known ones.
+var modelTypes = map[string]family{
+	"llama": dense, "mistral": dense, "ministral": dense, "ministral3": dense, "qwen2": dense, "qwen3": dense,
+	"phi3": dense, "granite": dense, "gemma2": gemma2, "gemma3_text": gemma3, "gemma3": gemma3MM,
+	"mixtral": mixtral, "phimoe": mixtral, "qwen2_moe": qwenMoE, "qwen3_moe": qwenMoE, "qwen3_next": qwenNext,
+	"deepseek_v2": deepseek, "deepseek_v3": deepseek, "deepseek_v32": deepseek, "kimi_k2": deepseek,
+	"glm4_moe": glm4MoE, "minimax_m2": minimaxM2, "gpt_oss": gptOSS, "llama4": llama4, "llama4_text": llama4LM,
+	"qwen3_vl": qwen3VL, "qwen3_vl_moe": qwen3VL, "qwen2_5_vl": qwen25VL, "mistral3": mistral3,
+	"nemotron_h": nemotronH, "granitemoehybrid": graniteH, "jamba": jamba, "falcon_h1": falconH1,
 }
 
 // Families lists the model_type values the math understands.
-func Families() []string {
+func Families() []string { return sortedKeys(modelTypes) }
+
+// Architectures lists the architectures (config.json's architectures) the
+// math understands.
+func Architectures() []string { return sortedKeys(architectures) }
+
+func sortedKeys(m map[string]family) []string {
 	var out []string
-	for k := range families {
+	for k := range m {
 		out = append(out, k)
 	}
 	sort.Strings(out)
@@ -101,10 +117,14 @@ func Families() []string {
 // MaxConfigBytes bounds a config.json: real ones are a few kB.
 const MaxConfigBytes = 1 << 20
 
-// FromConfig derives the facts from a Hugging Face config.json. indexBytes
-// is the checkpoint's size from model.safetensors.index.json
-// (metadata.total_size), 0 when unknown: the size is then estimated from
-// the parameters and the quantization. Errors name the config's field.
+// FromConfig derives the facts from a Hugging Face config.json: the family
+// by architectures[0], else by model_type, else a dense decoder read from
+// the generic keys (which Facts.Assumed says); the language model from
+// text_config when the family nests it, the vision tower from
+// vision_config. indexBytes is the checkpoint's size from
+// model.safetensors.index.json (metadata.total_size), 0 when unknown: the
+// size is then estimated from the parameters and the quantization (FromDir
+// reads both files). Errors name the config's field.
 func FromConfig(data []byte, indexBytes int64) (Facts, error) {
 	if len(data) > MaxConfigBytes {
 		return Facts{}, fmt.Errorf("%d bytes: a config.json is a few kB; is this the right file?", len(data))
@@ -121,81 +141,85 @@ func FromConfig(data []byte, indexBytes int64) (Facts, error) {
 	}
 	top := config{raw: raw}
 	modelType, _ := raw["model_type"].(string)
-	fam, ok := families[modelType]
-	if !ok {
-		return Facts{}, fmt.Errorf("model_type %q is not an architecture the memory math understands (%s); describe the model with a catalog entry instead (params, layers, hidden, heads, kvHeads, headDim, contextLength, checkpointBytes)",
-			modelType, strings.Join(Families(), ", "))
+	arch := ""
+	if list, ok := raw["architectures"].([]any); ok && len(list) > 0 {
+		arch, _ = list[0].(string)
+	}
+	fam, known := architectures[arch]
+	if !known {
+		fam, known = modelTypes[modelType]
 	}
 	c := top
-	if fam.text != "" {
-		sub, ok := raw[fam.text].(map[string]any)
-		if !ok {
-			return Facts{}, fmt.Errorf("%s: missing; a %s config keeps its language model there", fam.text, modelType)
+	switch {
+	case !known:
+		if sub, ok := raw["text_config"].(map[string]any); ok {
+			c = config{raw: sub, prefix: "text_config.", parent: &top}
 		}
-		c = config{raw: sub, prefix: fam.text + ".", parent: &top}
+	case fam.text != "":
+		sub, ok := raw[fam.text].(map[string]any)
+		switch {
+		case ok:
+			c = config{raw: sub, prefix: fam.text + ".", parent: &top}
+		case !fam.textOptional:
+			return Facts{}, fmt.Errorf("%s: missing; a %s config keeps its language model there", fam.text, describe(arch, modelType))
+		}
 	}
 	c.defaults = fam.defaults
-	f := Facts{Layers: c.int("num_hidden_layers"), Hidden: c.int("hidden_size"), Heads: c.int("num_attention_heads"),
-		KVHeads: c.intOr("num_key_value_heads", c.int("num_attention_heads")), HeadDim: c.int("head_dim"),
-		ContextLength: c.int("max_position_embeddings")}
-	vocab := c.int("vocab_size")
-	if f.HeadDim <= 0 && f.Heads > 0 {
-		f.HeadDim = f.Hidden / f.Heads
-	}
-	mla := mlaLayout{}
-	if fam.mla {
-		mla = mlaLayout{qLora: c.int("q_lora_rank"), kvLora: c.int("kv_lora_rank"), nope: c.int("qk_nope_head_dim"),
-			rope: c.int("qk_rope_head_dim"), v: c.int("v_head_dim")}
-		f.KVLoraRank, f.QKRopeHeadDim = mla.kvLora, mla.rope
-		f.HeadDim = mla.nope + mla.rope
-	}
-	f.SlidingWindow, f.SlidingLayers = sliding(&c, f.Layers)
-	var moe moeLayout
-	if fam.moe != nil {
-		moe = fam.moe(&c)
-		f.Experts, f.ExpertsPerToken = moe.experts, moe.perToken
+	l := readLayout(&c)
+	var assumed string
+	if !known {
+		a, err := assumeDense(&c, arch, modelType)
+		if err != nil {
+			return Facts{}, err
+		}
+		assumed = a
+	} else if fam.build != nil {
+		if err := fam.build(&c, &l); err != nil {
+			return Facts{}, err
+		}
 	}
 	if c.err != nil {
 		return Facts{}, c.err
 	}
-	for _, need := range []struct {
-		key string
-		v   int64
-		why string
-	}{
-		{"num_hidden_layers", f.Layers, "the KV cache and the parameters are counted per layer"},
-		{"hidden_size", f.Hidden, "the width of every weight matrix"},
-		{"num_attention_heads", f.Heads, "tensor parallelism splits the heads"},
-		{"vocab_size", vocab, "the embeddings' share of the parameters"},
-	} {
-		if need.v <= 0 {
-			return Facts{}, fmt.Errorf("%s%s: missing; it is needed because %s", c.prefix, need.key, need.why)
+	if err := l.check(&c, describe(arch, modelType)); err != nil {
+		return Facts{}, err
+	}
+	if v, ok := raw["vision_config"].(map[string]any); ok {
+		vc := config{raw: v, prefix: "vision_config."}
+		switch {
+		case fam.vision != nil:
+			l.vision = fam.vision(&vc, &top, l.hidden)
+		case !known:
+			l.vision = genericVision(&vc, l.hidden)
+			assumed += "; its vision tower is counted as a plain ViT (layers x (4 hidden^2 + 2 hidden x intermediate) + a projector)"
+		}
+		if vc.err != nil {
+			return Facts{}, vc.err
 		}
 	}
-	if f.KVHeads > f.Heads || f.Heads%max(f.KVHeads, 1) != 0 {
-		return Facts{}, fmt.Errorf("%snum_key_value_heads (%d) does not divide num_attention_heads (%d)", c.prefix, f.KVHeads, f.Heads)
-	}
-	if !fam.mla && c.raw["head_dim"] == nil && f.Hidden%f.Heads != 0 {
-		return Facts{}, fmt.Errorf("%snum_attention_heads (%d) does not divide hidden_size (%d), and head_dim is not given", c.prefix, f.Heads, f.Hidden)
-	}
-	if fam.moe != nil && (moe.experts <= 0 || moe.perToken <= 0 || moe.perToken > moe.experts || moe.expertIntermediate <= 0) {
-		return Facts{}, fmt.Errorf("%s: a mixture-of-experts config needs its experts, the experts per token (no more than the experts) and an expert's intermediate size; found %d, %d and %d",
-			modelType, moe.experts, moe.perToken, moe.expertIntermediate)
-	}
-	intermediate := c.int("intermediate_size")
-	tied := c.bool("tie_word_embeddings")
-	p := countParams(f, mla, moe, vocab, intermediate, tied)
-	f.Params, f.ActiveParams = int64(p.total), int64(p.active)
+	p := l.params()
 	q, err := quantization(top)
 	if err != nil {
 		return Facts{}, err
 	}
-	f.Quantization = q
+	f := l.facts()
+	f.Params, f.ActiveParams = roundBytes(p.total()), roundBytes(p.active)
+	f.VisionParams, f.MTPParams = roundBytes(p.vision), roundBytes(p.mtpTotal())
+	f.Assumed = assumed
+	dtype := dtypeBytes(c, top)
+	quantized, quantizedBytes := q.apply(p)
+	if q.name != "" {
+		f.Quantization = q.name
+		f.QuantizedParams = roundBytes(quantized)
+		if quantized > 0 {
+			f.QuantBits = math.Round(quantizedBytes*8/quantized*1e6) / 1e6 // to a millionth of a bit
+		}
+	}
 	switch {
 	case indexBytes > 0:
 		f.WeightsBytes = indexBytes
 	default:
-		f.WeightsBytes = estimateBytes(p, q, moe.quantizedOnlyExpert, dtypeBytes(top, c))
+		f.WeightsBytes = roundBytes(quantizedBytes + (p.total()-quantized)*dtype)
 	}
 	f.complete()
 	if err := f.Check(); err != nil {
@@ -204,125 +228,73 @@ func FromConfig(data []byte, indexBytes int64) (Facts, error) {
 	return f, nil
 }
 
-// mlaLayout is DeepSeek's attention: queries through a low-rank q_lora,
-// keys and values from one kv_lora latent, a rotary part beside it.
-type mlaLayout struct{ qLora, kvLora, nope, rope, v int64 }
-
-// params is a parameter count split by what a quantized checkpoint
-// quantizes.
-type params struct {
-	total, active float64
-	embeddings    float64 // input embeddings and the output head: never quantized
-	experts       float64 // routed experts' weights
+// describe names a config's architecture for a message.
+func describe(arch, modelType string) string {
+	switch {
+	case arch != "" && modelType != "":
+		return fmt.Sprintf("%s (model_type %q)", arch, modelType)
+	case arch != "":
+		return arch
+	}
+	return fmt.Sprintf("model_type %q", modelType)
 }
 
-func countParams(f Facts, mla mlaLayout, moe moeLayout, vocab, intermediate int64, tied bool) params {
-	h, layers := float64(f.Hidden), float64(f.Layers)
-	var attn float64
-	if mla.kvLora > 0 {
-		heads := float64(f.Heads)
-		q := h * heads * float64(mla.nope+mla.rope)
-		if mla.qLora > 0 {
-			q = h*float64(mla.qLora) + float64(mla.qLora)*heads*float64(mla.nope+mla.rope)
-		}
-		attn = q + h*float64(mla.kvLora+mla.rope) + float64(mla.kvLora)*heads*float64(mla.nope+mla.v) + heads*float64(mla.v)*h
-	} else {
-		attn = h*float64(f.Heads*f.HeadDim) + 2*h*float64(f.KVHeads*f.HeadDim) + float64(f.Heads*f.HeadDim)*h
-	}
-	mlp := func(i int64) float64 { return 3 * h * float64(i) } // gate, up and down projections
-	p := params{embeddings: float64(vocab) * h}
-	if !tied {
-		p.embeddings *= 2
-	}
-	p.total = p.embeddings + layers*attn
-	if moe.experts > 0 {
-		moeLayers := layers - float64(moe.denseLayers)
-		expert := mlp(moe.expertIntermediate)
-		p.experts = moeLayers * float64(moe.experts) * expert
-		p.total += float64(moe.denseLayers)*mlp(moe.denseIntermediate) +
-			moeLayers*(mlp(moe.sharedIntermediate)+h*float64(moe.experts)) + p.experts
-		p.active = p.total - moeLayers*float64(moe.experts-moe.perToken)*expert
-	} else {
-		p.total += layers * mlp(intermediate)
-		p.active = p.total
-	}
-	return p
+// denseKeys are what a plain dense decoder is read from.
+var denseKeys = []struct{ key, why string }{
+	{"num_hidden_layers", "the KV cache and the parameters are counted per layer"},
+	{"hidden_size", "the width of every weight matrix"},
+	{"num_attention_heads", "tensor parallelism splits the heads"},
+	{"vocab_size", "the embeddings' share of the parameters"},
+	{"intermediate_size", "the MLP's share of the parameters"},
 }
 
-// estimateBytes is the checkpoint's size from its parameters: quantized
-// weights at their bits, the embeddings (and, for a checkpoint that
-// quantizes only its experts, everything else) at the dtype.
-func estimateBytes(p params, quant string, onlyExperts bool, dtype float64) int64 {
-	bits, ok := Quantizations[quant]
-	if !ok {
-		return roundBytes(p.total * dtype)
-	}
-	quantized := p.total - p.embeddings
-	if onlyExperts {
-		quantized = p.experts
-	}
-	return roundBytes(quantized*bits/8 + (p.total-quantized)*dtype)
-}
+// structureKeys are keys of layouts a dense reading does not model.
+var structureKeys = []string{"num_experts", "num_local_experts", "n_routed_experts", "moe_intermediate_size", "kv_lora_rank",
+	"layer_types", "layers_block_type", "hybrid_override_pattern", "attn_layer_period", "full_attention_interval",
+	"attention_chunk_size", "mamba_d_state", "ssm_state_size", "linear_num_value_heads", "num_nextn_predict_layers"}
 
-// quantization reads quantization_config: which of Quantizations the
-// checkpoint uses, "" for none.
-func quantization(c config) (string, error) {
-	q, ok := c.raw["quantization_config"].(map[string]any)
-	if !ok {
-		return "", nil
-	}
-	method, _ := q["quant_method"].(string)
-	switch method {
-	case "fp8", "mxfp4", "awq", "gptq":
-		return method, nil
-	case "bitsandbytes":
-		if b, _ := q["load_in_8bit"].(bool); b {
-			return "fp8", nil // 8 bits a weight, as fp8's
-		}
-		return "bitsandbytes", nil
-	case "modelopt", "compressed-tensors":
-		text := strings.ToLower(fmt.Sprint(q))
-		switch {
-		case strings.Contains(text, "nvfp4"):
-			return "nvfp4", nil
-		case strings.Contains(text, "fp8"):
-			return "fp8", nil
+// assumeDense reads a config of an architecture the math does not know as
+// a dense decoder, when it has the keys of one, and says so; otherwise it
+// names what is missing and how to give the facts instead.
+func assumeDense(c *config, arch, modelType string) (string, error) {
+	var missing []string
+	for _, k := range denseKeys {
+		if c.int(k.key) <= 0 {
+			missing = append(missing, fmt.Sprintf("%s%s (%s)", c.prefix, k.key, k.why))
 		}
 	}
-	return "", fmt.Errorf("quantization_config.quant_method %q: the memory math knows fp8, mxfp4, nvfp4 (modelopt, compressed-tensors), awq, gptq and bitsandbytes", method)
-}
-
-// sliding counts the layers that attend to a window only.
-func sliding(c *config, layers int64) (window, count int64) {
-	window = c.int("sliding_window")
-	if window <= 0 {
-		return 0, 0
+	if c.err != nil {
+		return "", c.err
 	}
-	if use, ok := c.raw["use_sliding_window"].(bool); ok && !use {
-		return 0, 0 // Qwen writes a window it does not use
+	who := describe(arch, modelType)
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s is not an architecture the memory math understands (%s; architectures %s), and it cannot be read as a plain dense decoder: %s missing; describe the model with a catalog entry instead (params, layers, hidden, heads, kvHeads, headDim, contextLength, checkpointBytes; for a hybrid also attentionLayers, slidingWindow and slidingLayers, chunkSize and chunkedLayers, linearLayers and ssmLayers with their state sizes)",
+			who, strings.Join(Families(), ", "), strings.Join(Architectures(), ", "), strings.Join(missing, ", "))
 	}
-	if types, ok := c.raw["layer_types"].([]any); ok {
-		for _, t := range types {
-			if t == "sliding_attention" {
-				count++
-			}
+	var ignored []string
+	for _, k := range structureKeys {
+		if v, ok := c.raw[k]; ok && v != nil {
+			ignored = append(ignored, k)
 		}
-		return window, count
 	}
-	if pattern := c.int("sliding_window_pattern"); pattern > 0 {
-		return window, layers - layers/pattern // every pattern-th layer attends to everything
+	s := fmt.Sprintf("%s is not an architecture the memory math knows: read as a dense decoder of %d layers of full attention (sliding windows as the config gives them) and a gated MLP, with no experts", who, c.int("num_hidden_layers"))
+	if len(ignored) > 0 {
+		s += "; it has " + strings.Join(ignored, ", ") + ", which this reading ignores, so check the parameters and the KV cache against the model card or give a catalog entry"
 	}
-	return window, layers
+	return s, nil
 }
 
-// dtypeBytes is the size of an unquantized weight: torch_dtype's.
+// dtypeBytes is the size of an unquantized weight: torch_dtype's (dtype's
+// in newer configs), the language model's first.
 func dtypeBytes(cs ...config) float64 {
 	for _, c := range cs {
-		switch c.raw["torch_dtype"] {
-		case "float32":
-			return 4
-		case "bfloat16", "float16":
-			return 2
+		for _, k := range []string{"torch_dtype", "dtype"} {
+			switch c.raw[k] {
+			case "float32":
+				return 4
+			case "bfloat16", "float16":
+				return 2
+			}
 		}
 	}
 	return 2
@@ -338,7 +310,8 @@ type config struct {
 	err      error
 }
 
-func (c *config) intOr(key string, def int64) int64 {
+// value is a key's value: the config's, its parent's, or the default.
+func (c *config) value(key string) (any, bool) {
 	v, ok := c.raw[key]
 	if (!ok || v == nil) && c.parent != nil {
 		v, ok = c.parent.raw[key]
@@ -346,7 +319,12 @@ func (c *config) intOr(key string, def int64) int64 {
 	if !ok || v == nil {
 		v, ok = c.defaults[key]
 	}
-	if !ok || v == nil {
+	return v, ok && v != nil
+}
+
+func (c *config) intOr(key string, def int64) int64 {
+	v, ok := c.value(key)
+	if !ok {
 		return def
 	}
 	n, isNum := v.(json.Number)
@@ -356,9 +334,7 @@ func (c *config) intOr(key string, def int64) int64 {
 		f, err = n.Float64()
 	}
 	if !isNum || err != nil || f != math.Trunc(f) || f < 0 || f > 1e15 {
-		if c.err == nil {
-			c.err = fmt.Errorf("%s%s: %.40s: expected a whole number from 0 to 10^15", c.prefix, key, fmt.Sprint(v))
-		}
+		c.fail("%s%s: %.40s: expected a whole number from 0 to 10^15", c.prefix, key, fmt.Sprint(v))
 		return 0
 	}
 	return int64(f)
@@ -366,18 +342,81 @@ func (c *config) intOr(key string, def int64) int64 {
 
 func (c *config) int(key string) int64 { return c.intOr(key, 0) }
 
-func (c config) bool(key string) bool {
-	for _, m := range []map[string]any{c.raw, c.parentRaw(), c.defaults} {
-		if b, ok := m[key].(bool); ok {
-			return b
-		}
+// float reads a fraction (Llama 4's pixel_shuffle_ratio).
+func (c *config) float(key string, def float64) float64 {
+	v, ok := c.value(key)
+	if !ok {
+		return def
 	}
-	return false
+	n, isNum := v.(json.Number)
+	f, err := n.Float64()
+	if !isNum || err != nil || f < 0 || f > 1e6 {
+		c.fail("%s%s: %.40s: expected a number", c.prefix, key, fmt.Sprint(v))
+		return def
+	}
+	return f
 }
 
-func (c config) parentRaw() map[string]any {
-	if c.parent == nil {
-		return nil
+// ints reads a list of whole numbers; ok is false when the key is absent.
+func (c *config) ints(key string) (out []int64, ok bool) {
+	v, present := c.value(key)
+	if !present {
+		return nil, false
 	}
-	return c.parent.raw
+	list, isList := v.([]any)
+	if !isList {
+		c.fail("%s%s: %.40s: expected a list of whole numbers", c.prefix, key, fmt.Sprint(v))
+		return nil, false
+	}
+	for _, e := range list {
+		n, isNum := e.(json.Number)
+		i, err := n.Int64()
+		if !isNum || err != nil || i < 0 || i > 1e9 {
+			c.fail("%s%s: %.40s: expected a list of whole numbers", c.prefix, key, fmt.Sprint(e))
+			return nil, false
+		}
+		out = append(out, i)
+	}
+	return out, true
+}
+
+// strings reads a list of strings; ok is false when the key is absent.
+func (c *config) strings(key string) (out []string, ok bool) {
+	v, present := c.value(key)
+	if !present {
+		return nil, false
+	}
+	list, isList := v.([]any)
+	if !isList {
+		c.fail("%s%s: %.40s: expected a list of strings", c.prefix, key, fmt.Sprint(v))
+		return nil, false
+	}
+	for _, e := range list {
+		s, isString := e.(string)
+		if !isString {
+			c.fail("%s%s: %.40s: expected a list of strings", c.prefix, key, fmt.Sprint(e))
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func (c *config) str(key string) string {
+	v, _ := c.value(key)
+	s, _ := v.(string)
+	return s
+}
+
+func (c *config) bool(key string) bool {
+	v, _ := c.value(key)
+	b, _ := v.(bool)
+	return b
+}
+
+// fail remembers the first error.
+func (c *config) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf(format, args...)
+	}
 }

@@ -61,6 +61,9 @@ var fieldsNotWalked = map[string]string{
 // schema cannot suggest: a path must name a file that exists.
 var fieldValues = map[string][]any{
 	"/model/config": {testModel + "/config.json"},
+	// Not given, a workload across nodes takes every device of each:
+	// the schema's examples (8, 0) say that again on an 8-device profile.
+	"/accelerator/devices": {2, 8},
 }
 
 // fieldPrerequisites are values a field acts only together with, beyond an
@@ -115,6 +118,13 @@ var fieldPrerequisites = map[string][]string{
 	"/workload/lora":      {`model.name="llama-2-13b"`, `download.tokenSecret.name="hf"`, `workload.type="finetune"`, `workload.script="run.py"`},
 	"/workload/type":      {`model.name="llama-2-13b"`, `download.tokenSecret.name="hf"`, `workload.script="run.py"`},
 	"/workload/maxSeqLen": fitInference,
+	// Recomputed activations decide the fit of a long micro-batch: 8 x
+	// 16,384 tokens do not fit two nodes of A100s kept, they do recomputed.
+	"/workload/activationCheckpointing": {`workload.maxSeqLen=16384`, `workload.batchSize=8`},
+	// The default queue's capability (1,500 GiB of memory) admits a gang
+	// of two half nodes, not of two whole ones (LR006).
+	"/volcano/queue/weight":     {`accelerator.devices=4`},
+	"/volcano/queue/capability": {`accelerator.devices=4`},
 	"/workload/batchSize": fitInference,
 	// storage.nodeLocal keeps the pods that share the volume on one node,
 	// as they already are on a ReadWriteOnce claim (one pod's default).

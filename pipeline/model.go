@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -249,13 +251,30 @@ func describeModel(merged, user map[string]any, pos *values.Positions, read Read
 		read = readModelFile
 	}
 	cfgLoc, _ := pos.ValueAt("/model/config")
+	indexLoc, _ := pos.ValueAt("/model/index")
+	source := m.config // as the user named it, which the entry records
 	data, shown, err := read(m.config, cfgLoc, model.MaxConfigBytes)
+	if errors.Is(err, safeio.ErrDirectory) {
+		// A model's directory, as 'model import' takes it: its config.json,
+		// and its safetensors index when it has one and model.index names
+		// none.
+		dir, dirShown := m.config, shown
+		m.config = path.Join(dir, "config.json")
+		data, shown, err = read(m.config, cfgLoc, model.MaxConfigBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			shown, err = dirShown, errors.New("is a directory, and holds no config.json")
+		}
+		if index := path.Join(dir, "model.safetensors.index.json"); m.index == "" {
+			if _, _, ierr := read(index, cfgLoc, MaxIndexBytes); !errors.Is(ierr, fs.ErrNotExist) {
+				m.index, indexLoc = index, cfgLoc
+			}
+		}
+	}
 	if err != nil {
 		return &ModelFileError{Pointer: "/model/config", Loc: cfgLoc, Msg: "model.config: " + ModelFileMessage(shown, err)}
 	}
 	var indexBytes int64
 	if m.index != "" {
-		indexLoc, _ := pos.ValueAt("/model/index")
 		idx, idxShown, err := read(m.index, indexLoc, MaxIndexBytes)
 		if err == nil {
 			indexBytes, err = CheckpointBytes(idx)
@@ -272,7 +291,7 @@ func describeModel(merged, user map[string]any, pos *values.Positions, read Read
 	if name == "" {
 		name = ModelName(m.hfRepo, shown)
 	}
-	entry := ModelEntry(facts, m.hfRepo, m.gated, m.config)
+	entry := ModelEntry(facts, m.hfRepo, m.gated, source)
 	if floats {
 		entry = values.HelmNumbers(entry).(map[string]any)
 	}

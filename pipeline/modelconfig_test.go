@@ -190,6 +190,26 @@ func TestModelConfigPaths(t *testing.T) {
 	if got := values.At(res.Values, "/catalog/models/test-llama-8b/source"); got != testModel+"/config.json" {
 		t.Errorf("source = %v, want the path as written", got)
 	}
+
+	// A model's directory, as 'model import' takes it: its config.json,
+	// and its safetensors index for the checkpoint's size.
+	res, err = renderFiles(t, values.Sources{Files: []string{base}, Set: []string{"model.config=" + testModel, "model.hfRepo=org/Test-Llama-8B"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := values.At(res.Values, "/catalog/models/test-llama-8b/layers"); got != int64(32) {
+		t.Errorf("model.config a directory: layers = %v, want its config.json's 32", got)
+	}
+	idx, err := CheckpointBytes([]byte(readTestModel(t, "model.safetensors.index.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := values.At(res.Values, "/catalog/models/test-llama-8b/checkpointBytes"); got != idx {
+		t.Errorf("model.config a directory: checkpointBytes = %v, want its index's %d", got, idx)
+	}
+	if got := values.At(res.Values, "/catalog/models/test-llama-8b/source"); got != testModel {
+		t.Errorf("source = %v, want the directory as written", got)
+	}
 }
 
 // A finding about the model points at model.config, where it was
@@ -251,7 +271,7 @@ func TestModelConfigBadInput(t *testing.T) {
 			if err := os.Mkdir(filepath.Join(dir, "llama", "config.json"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-		}, want: []string{"values.yaml:3:11: model.config: ", "llama/config.json: is a directory, not a file"}},
+		}, want: []string{"values.yaml:3:11: model.config: ", "llama/config.json: is a directory, and holds no config.json"}},
 		{name: "index without total_size", config: config, index: `{"weight_map": {}}`,
 			want: []string{"values.yaml:4:10: model.index: ", "llama/model.safetensors.index.json: metadata.total_size: missing"}},
 		{name: "index with an absurd size", config: config, index: `{"metadata": {"total_size": 1e30}}`,

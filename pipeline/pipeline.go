@@ -25,6 +25,9 @@ type Request struct {
 	// of every namespaced object (Helm writes none; charts that want one
 	// write it themselves).
 	WriteNamespace bool
+	// Waive are rules waived beside those the values waive (rules.waive):
+	// plan shows what a refused render would run.
+	Waive []string
 	// NamespaceChosen says Options.Namespace was chosen for this output
 	// (--namespace, a function config's metadata.namespace, Argo CD's
 	// destination): it is where the output runs. Otherwise the output names
@@ -188,7 +191,7 @@ func Render(req Request) (*Result, error) {
 		return nil, err
 	}
 	var findings []rules.Finding
-	waive := rules.Waivers(vals) // waivers work for any chart
+	waive := append(rules.Waivers(vals), req.Waive...) // waivers work for any chart
 	if req.Chart.hasDomainRules() {
 		findings = append(rules.CheckValues(vals, pos), rules.Unused(vals, req.Chart.Values, pos)...)
 		// Values errors are reported instead of the render's: the templates

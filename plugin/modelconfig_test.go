@@ -60,11 +60,12 @@ func modelGenerator(config string, valuesFiles ...string) []byte {
 func TestModelConfigStaysInsideTheRoot(t *testing.T) {
 	root, outside := modelTree(t)
 	for name, in := range map[string][]byte{
-		"in the spec":              modelGenerator("models/llama/config.json"),
-		"in the spec, absolute":    modelGenerator(filepath.Join(root, "models", "llama", "config.json")),
-		"in a values file":         modelGenerator("", "values/prod.yaml"),
-		"in the spec, through ..":  modelGenerator("values/../models/llama/config.json"),
-		"in a values file, nested": modelGenerator("", "values/../values/prod.yaml"),
+		"in the spec":                modelGenerator("models/llama/config.json"),
+		"its directory, in the spec": modelGenerator("models/llama"),
+		"in the spec, absolute":      modelGenerator(filepath.Join(root, "models", "llama", "config.json")),
+		"in a values file":           modelGenerator("", "values/prod.yaml"),
+		"in the spec, through ..":    modelGenerator("values/../models/llama/config.json"),
+		"in a values file, nested":   modelGenerator("", "values/../values/prod.yaml"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			out := run(t, in, testEnv(t, root))
@@ -78,7 +79,7 @@ func TestModelConfigStaysInsideTheRoot(t *testing.T) {
 		{"an absolute path outside", filepath.Join(outside, "config.json"), "is outside " + root},
 		{"a link out", "models/linked.json", "model.config: models/linked.json: is a symbolic link that leads outside " + root},
 		{"a missing file", "models/none.json", "model.config: models/none.json: no such file"},
-		{"a directory", "models", "model.config: models: is a directory, not a file"},
+		{"a directory without a config", "models", "model.config: models: is a directory, and holds no config.json"},
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {

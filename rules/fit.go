@@ -23,8 +23,13 @@ type Estimate struct {
 	Serving                    bool
 	WeightBytes, SequenceBytes float64
 	// SequencesFit is how many sequences of maxModelLen the cache holds
-	// beside the weights, on each of Ranks data-parallel ranks.
+	// beside the weights and the engine's reserve, on each of Ranks
+	// data-parallel ranks.
 	SequencesFit, Ranks int64
+	// Reserve is what the engine keeps on each device beside the weights
+	// and the cache, and ReserveBytes on all the server's devices.
+	Reserve      Reserve
+	ReserveBytes float64
 }
 
 // FitEstimate computes the memory estimate of LR008.
@@ -43,16 +48,78 @@ func FitEstimate(w *Workload) Estimate {
 		cache := float64(f.KVBytes(seq, 1, 2) * batch)
 		return Estimate{NeedBytes: weights + cache, HaveBytes: have,
 			Basis: fmt.Sprintf("%s %s + KV cache %s for %d x %d tokens", weightsText(f), human(weights), human(cache), batch, seq)}
-	case boolean(w.V, "workload", "lora"):
-		f := w.Facts()
-		basis := "LoRA: frozen bf16 weights + 20% for adapters and activations"
-		if f.Quantization != "" && f.WeightsBytes > 0 {
-			basis = "QLoRA: frozen " + f.Quantization + " weights + 20% for adapters and activations"
-		}
-		return Estimate{NeedBytes: f.WeightBytes() * 1.2, HaveBytes: have, Basis: basis}
 	default:
-		return Estimate{NeedBytes: params * 18, HaveBytes: have, Basis: fmt.Sprintf("full %s with AdamW: ~18 bytes/parameter x %s parameters", w.Type, count(params))}
+		return trainEstimate(w, params, have)
 	}
+}
+
+// Training's memory, on every device of the run together: the model's
+// state sharded over the devices (ZeRO-3 or FSDP, as the launchers'
+// recipes run a model that needs several devices), and on each device the
+// activations of its micro-batch and the framework's own.
+const (
+	// fullStateBytesPerParam: bf16 weights and gradients (2 + 2) and
+	// AdamW's fp32 master weights and two moments (4 + 4 + 4), as mixed
+	// precision keeps them (Rajbhandari et al., ZeRO, 2020, section 3.1).
+	fullStateBytesPerParam = 16
+	// loraTrainedShare is the adapters' parameters as a share of the
+	// model's at the usual ranks, each with its bf16 weight and gradient
+	// and fp32 AdamW state.
+	loraTrainedShare = 0.01
+	// activationBytesPerLayer is what one transformer layer keeps for the
+	// backward pass, in bytes per token and per unit of hidden width, in
+	// 16-bit with FlashAttention (which keeps no attention scores): 34
+	// (Korthikanti et al., Reducing Activation Recomputation in Large
+	// Transformer Models, 2022, equation 1, its 5as/h term dropped).
+	// Recomputing activations (checkpointing), a layer keeps its input (2)
+	// and one layer at a time is recomputed whole.
+	activationBytesPerLayer  = 34
+	checkpointBytesPerLayer  = 2
+	frameworkBytesPerDevice  = 2e9 // CUDA context, NCCL's buffers, the caching allocator's slack
+	logitsBytesPerTokenVocab = 4   // fp32 logits of every token for the loss
+)
+
+func trainEstimate(w *Workload, params, have float64) Estimate {
+	f := w.Facts()
+	devices := float64(w.Nodes * w.Devices)
+	var state float64
+	var stateBasis string
+	if boolean(w.V, "workload", "lora") {
+		adapters := params * loraTrainedShare * fullStateBytesPerParam
+		state = f.WeightBytes() + adapters
+		frozen := "bf16"
+		if f.Quantization != "" && f.WeightsBytes > 0 {
+			frozen = f.Quantization + " (QLoRA)"
+		}
+		stateBasis = fmt.Sprintf("LoRA: frozen %s weights %s + adapters (~%g%% of the parameters) with their gradients and AdamW state %s", frozen, human(f.WeightBytes()), loraTrainedShare*100, human(adapters))
+	} else {
+		state = params * fullStateBytesPerParam
+		stateBasis = fmt.Sprintf("full %s with AdamW in mixed precision: %d bytes/parameter (bf16 weights and gradients, fp32 master weights and moments) x %s parameters = %s, sharded over the devices",
+			w.Type, fullStateBytesPerParam, count(params), human(state))
+	}
+	if f.Layers <= 0 || f.Hidden <= 0 {
+		// No architecture to size activations by (the demo CNN).
+		return Estimate{NeedBytes: state, HaveBytes: have, Basis: stateBasis}
+	}
+	seq, batch := max(integer(w.V, "workload", "maxSeqLen"), 1), max(integer(w.V, "workload", "batchSize"), 1)
+	tokens := float64(seq * batch)
+	h := float64(f.Hidden)
+	layers := float64(f.Layers)
+	act := tokens * h * activationBytesPerLayer * layers
+	how := fmt.Sprintf("%d layers x %d bytes x %d tokens x %d hidden", f.Layers, activationBytesPerLayer, seq*batch, f.Hidden)
+	if boolean(w.V, "workload", "activationCheckpointing") {
+		act = tokens*h*checkpointBytesPerLayer*layers + tokens*h*activationBytesPerLayer
+		how = fmt.Sprintf("recomputed: %d layers x %d bytes + one layer x %d bytes, x %d tokens x %d hidden", f.Layers, checkpointBytesPerLayer, activationBytesPerLayer, seq*batch, f.Hidden)
+	}
+	vocab := float64(f.Vocab)
+	if vocab <= 0 {
+		vocab = 128256
+	}
+	logits := tokens * vocab * logitsBytesPerTokenVocab
+	perDevice := act + logits + frameworkBytesPerDevice
+	return Estimate{NeedBytes: state + devices*perDevice, HaveBytes: have,
+		Basis: fmt.Sprintf("%s + on each of %g device(s): activations %s for a micro-batch of %d x %d tokens (%s) + logits %s + the framework's %s",
+			stateBasis, devices, human(act), batch, seq, how, human(logits), human(frameworkBytesPerDevice))}
 }
 
 // needsKVMath tells whether the workload serves or runs inference, which
@@ -104,15 +171,23 @@ func fit(w *Workload, pos *values.Positions) []Finding {
 	avail := fmt.Sprintf("%d node(s) x %d x %g GB = %s available", w.Nodes, w.Devices, perDevice, human(e.HaveBytes))
 	switch {
 	case e.NeedBytes > e.HaveBytes:
-		hint := "add nodes or devices"
+		var hints []string
+		if p := smallestPlacement(w); p != "" {
+			hints = append(hints, "the smallest placement that fits: "+p)
+		} else {
+			hints = append(hints, "no placement on this profile fits")
+		}
+		if w.Type != "inference" && !boolean(w.V, "workload", "activationCheckpointing") {
+			hints = append(hints, "or recompute activations, if the script does (workload.activationCheckpointing: true)")
+		}
 		if w.Type == "finetune" && !boolean(w.V, "workload", "lora") {
-			hint += ", or use LoRA (workload.lora: true)"
+			hints = append(hints, "or use LoRA (workload.lora: true)")
 		}
 		if w.Type == "inference" {
-			hint += ", or lower workload.maxSeqLen / batchSize"
+			hints = append(hints, "or lower workload.maxSeqLen / batchSize")
 		}
 		return []Finding{at(pos, "LR008", Error, "/model/name", fmt.Sprintf("%s needs ~%s (%s), %s; %s",
-			w.ModelName, human(e.NeedBytes), e.Basis, avail, hint))}
+			w.ModelName, human(e.NeedBytes), e.Basis, avail, strings.Join(hints, "; ")))}
 	case e.NeedBytes > 0.9*e.HaveBytes:
 		return []Finding{at(pos, "LR008", Warning, "/model/name", fmt.Sprintf("%s needs ~%s (%s), %s: less than 10%% headroom for activations",
 			w.ModelName, human(e.NeedBytes), e.Basis, avail))}
@@ -129,6 +204,8 @@ func human(b float64) string {
 		return fmt.Sprintf("%.1f GB", b/1e9)
 	case b >= 1e6:
 		return fmt.Sprintf("%.0f MB", b/1e6)
+	case b <= 0:
+		return "0"
 	default:
 		return fmt.Sprintf("%.0f kB", math.Max(b/1e3, 1))
 	}
@@ -182,12 +259,18 @@ func weightsText(f model.Facts) string {
 func kvText(f model.Facts, tp, perToken, dtype int64) string {
 	var s string
 	if f.Attention == "mla" {
-		s = fmt.Sprintf("%s a token = %d layers x %d device(s) x (%d latent + %d rotary) x %d bytes, MLA", human(float64(perToken)), f.Layers, f.KVHeadsHeld(tp), f.KVLoraRank, f.QKRopeHeadDim, dtype)
+		s = fmt.Sprintf("%s a token = %d layers x %d device(s) x (%d latent + %d rotary) x %d bytes, MLA", human(float64(perToken)), f.AttentionLayers, f.KVHeadsHeld(tp), f.KVLoraRank, f.QKRopeHeadDim, dtype)
 	} else {
-		s = fmt.Sprintf("%s a token = 2 x %d layers x %d KV heads x %d head dim x %d bytes", human(float64(perToken)), f.Layers, f.KVHeadsHeld(tp), f.HeadDim, dtype)
+		s = fmt.Sprintf("%s a token = 2 x %d layers x %d KV heads x %d head dim x %d bytes", human(float64(perToken)), f.AttentionLayers, f.KVHeadsHeld(tp), f.HeadDim, dtype)
 	}
 	if f.SlidingLayers > 0 {
 		s += fmt.Sprintf("; %d of the layers keep only the last %d tokens", f.SlidingLayers, f.SlidingWindow)
+	}
+	if f.ChunkedLayers > 0 {
+		s += fmt.Sprintf("; %d of the layers attend within chunks of %d tokens and keep no more", f.ChunkedLayers, f.ChunkSize)
+	}
+	if f.AttentionLayers < f.Layers {
+		s += fmt.Sprintf("; %d of the %d layers keep no KV cache", f.Layers-f.AttentionLayers, f.Layers)
 	}
 	return s
 }
@@ -228,8 +311,9 @@ func serveEstimate(w *Workload) Estimate {
 	}
 	// Each rank runs maxNumSeqs sequences in a cache of its own; with
 	// maxNumSeqs 0 the engine runs as many as its cache holds (up to its
-	// own default), and needs room for one of maxModelLen.
-	sequence := float64(s.DP) * float64(s.SequenceKVBytes)
+	// own default), and needs room for one of maxModelLen. A hybrid
+	// model's linear or state-space layers keep a fixed state a sequence.
+	sequence := float64(s.DP) * float64(s.SequenceKVBytes+s.SequenceStateBytes)
 	n, why := s.MaxNumSeqs, "serving.maxNumSeqs x maxModelLen"
 	if n <= 0 {
 		n, why = 1, "the least the engine starts with: serving.maxNumSeqs is 0, so it runs as many as its cache holds"
@@ -239,9 +323,20 @@ func serveEstimate(w *Workload) Estimate {
 	if s.DP > 1 {
 		seqs = fmt.Sprintf("%d ranks x %s", s.DP, Plural(n, "sequence"))
 	}
-	e := Estimate{NeedBytes: weights + cache, Serving: true, WeightBytes: weights, SequenceBytes: sequence, Ranks: s.DP,
-		Basis: fmt.Sprintf("%s + KV cache %s for %s x %d tokens (%s; %s)",
-			weightsBasis, human(cache), seqs, s.MaxModelLen, why, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
+	devices := s.Nodes * w.Devices
+	reserve := engineReserve(w, s, f)
+	reserveBytes := float64(devices) * reserve.PerDevice()
+	reserveBasis := ""
+	if reserveBytes > 0 {
+		reserveBasis = fmt.Sprintf(" + the engine's reserve %s (%d device(s) x: %s)", human(reserveBytes), devices, reserve)
+	}
+	e := Estimate{NeedBytes: weights + reserveBytes + cache, Serving: true, WeightBytes: weights, SequenceBytes: sequence, Ranks: s.DP,
+		Reserve: reserve, ReserveBytes: reserveBytes,
+		Basis: fmt.Sprintf("%s%s + KV cache %s for %s x %d tokens (%s; %s)",
+			weightsBasis, reserveBasis, human(cache), seqs, s.MaxModelLen, why, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
+	if s.SequenceStateBytes > 0 {
+		e.Basis += fmt.Sprintf("; and a fixed %s a sequence for its %s", human(float64(s.SequenceStateBytes)), stateLayers(f))
+	}
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
 	switch s.Platform {
 	case "cpu":
@@ -258,10 +353,22 @@ func serveEstimate(w *Workload) Estimate {
 	if w.Disaggregated() && w.RoleNodes("prefill") != w.RoleNodes("decode") {
 		e.HaveBasis += fmt.Sprintf(", a %s server's (the fewer nodes: each of its ranks holds the most)", s.Role)
 	}
-	if sequence > 0 && e.HaveBytes > weights {
-		e.SequencesFit = int64(math.Floor((e.HaveBytes - weights) / sequence))
+	if left := e.HaveBytes - weights - reserveBytes; sequence > 0 && left > 0 {
+		e.SequencesFit = int64(math.Floor(left / sequence))
 	}
 	return e
+}
+
+// stateLayers names the layers that keep a state a sequence.
+func stateLayers(f model.Facts) string {
+	var kinds []string
+	if f.LinearLayers > 0 {
+		kinds = append(kinds, fmt.Sprintf("%d linear-attention layers", f.LinearLayers))
+	}
+	if f.SSMLayers > 0 {
+		kinds = append(kinds, fmt.Sprintf("%d state-space layers", f.SSMLayers))
+	}
+	return strings.Join(kinds, " and ")
 }
 
 // podMemory is the memory limit of an accelerator pod in bytes: the
@@ -279,21 +386,86 @@ func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
 	seqs := e.SequencesFit
 	need := fmt.Sprintf("%s needs ~%s: %s; against %s", w.ModelName, human(e.NeedBytes), e.Basis, e.HaveBasis)
 	switch {
-	case e.WeightBytes >= e.HaveBytes:
+	case e.WeightBytes+e.ReserveBytes >= e.HaveBytes:
 		return []Finding{at(pos, "LR008", Error, "/accelerator/devices", need+
-			"; the weights alone do not fit: add nodes or devices")}
+			"; the weights and the engine's reserve alone do not fit"+placementHint(w))}
 	case seqs < 1:
 		return []Finding{at(pos, "LR008", Error, "/serving/maxModelLen", need+
-			"; not one sequence of that length fits beside the weights: lower serving.maxModelLen, or add nodes or devices")}
+			"; not one sequence of that length fits beside the weights and the engine's reserve, and the engine would stop at start-up: lower serving.maxModelLen (or serving.maxNumBatchedTokens, the activation peak's batch)"+placementHint(w))}
 	case e.NeedBytes > e.HaveBytes:
 		where := ""
 		if e.Ranks > 1 {
 			where = " on each rank"
 		}
 		return []Finding{at(pos, "LR008", Error, "/serving/maxNumSeqs", fmt.Sprintf(
-			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen, or add nodes or devices", need, seqs, where, seqs))}
+			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen%s", need, seqs, where, seqs, placementHint(w)))}
 	case e.NeedBytes > 0.9*e.HaveBytes:
-		return []Finding{at(pos, "LR008", Warning, "/serving/maxNumSeqs", need+": less than 10% headroom for activations")}
+		return []Finding{at(pos, "LR008", Warning, "/serving/maxNumSeqs", need+": less than 10% headroom over the estimate (the engine's reserve is an estimate; a server's own figures are in its start-up log)")}
 	}
 	return nil
+}
+
+// placementHint names the smallest placement of the workload on its
+// profile that fits (whole nodes across nodes, a device count that splits
+// the model's heads on one), or profiles of the catalog one node of which
+// does, for a finding's advice; "" when none of either does.
+func placementHint(w *Workload) string {
+	if p := smallestPlacement(w); p != "" {
+		return "; the smallest placement that fits: " + p
+	}
+	return ""
+}
+
+func smallestPlacement(w *Workload) string {
+	per := integer(w.Acc, "devicesPerNode")
+	heads := integer(w.Model, "heads")
+	fits := func(profile string, devices, nodes int64) bool {
+		v := values.DeepCopy(w.V).(map[string]any)
+		acc := mapAt(v, "accelerator")
+		if acc == nil {
+			return false
+		}
+		acc["profile"], acc["devices"] = profile, devices
+		if wl := mapAt(v, "workload"); wl != nil {
+			wl["nodes"] = nodes
+		}
+		w2, _ := NewWorkload(v, nil)
+		if w2 == nil {
+			return false
+		}
+		e := FitEstimate(w2)
+		return e.NeedBytes <= e.HaveBytes && (!e.Serving || e.SequencesFit >= 1)
+	}
+	// On this profile: more devices of one node, then more whole nodes.
+	for nodes := w.Nodes; nodes <= max(w.Nodes, 16); nodes++ {
+		for d := int64(1); d <= per; d *= 2 {
+			switch {
+			case nodes == w.Nodes && d <= w.Devices, nodes > 1 && d != per:
+				continue // no larger, or part of a node across nodes
+			case heads > 0 && w.Mode == "serve" && heads%d != 0:
+				continue // tensor parallelism splits the heads
+			}
+			if fits(w.Profile, d, nodes) {
+				return fmt.Sprintf("%s x %d %s of %s (accelerator.devices: %d, workload.nodes: %d)", Plural(nodes, "node"), d, str(w.Acc, "resource"), w.Profile, d, nodes)
+			}
+		}
+		if per <= 0 {
+			break
+		}
+	}
+	// One node of another profile of the same kind of device.
+	var others []string
+	for _, name := range values.SortedKeys(mapAt(w.V, "catalog", "accelerators")) {
+		acc := mapAt(w.V, "catalog", "accelerators", name)
+		if name == w.Profile || str(acc, "resource") != str(w.Acc, "resource") || str(acc, "resource") == "" {
+			continue
+		}
+		if n := integer(acc, "devicesPerNode"); n > 0 && fits(name, n, 1) {
+			others = append(others, name)
+		}
+	}
+	if len(others) > 0 {
+		return "one node of " + strings.Join(others, ", ")
+	}
+	return ""
 }

@@ -61,8 +61,11 @@ type Server struct {
 	KVHeadsHeld     int64 // max(KV heads, TP); max(1, TP) for MLA's one latent
 	HeadDim         int64
 	// SequenceKVBytes is the cache of one sequence of MaxModelLen tokens:
-	// a sliding-window layer holds at most its window.
-	SequenceKVBytes int64
+	// a sliding-window layer holds at most its window, a chunked layer its
+	// chunk; SequenceStateBytes the fixed state of a sequence in a hybrid
+	// model's linear-attention and state-space layers (bf16).
+	SequenceKVBytes    int64
+	SequenceStateBytes int64
 	// ExpertParallel spreads a mixture-of-experts model's experts over the
 	// tensor-parallel devices (serving.expertParallel; auto: a MoE model
 	// on several devices).
@@ -333,6 +336,7 @@ func (w *Workload) ServerOf(role string) Server {
 	s.HeadDim = f.HeadDim
 	s.KVBytesPerToken = f.KVBytes(1, s.TP, w.KVCacheBytes()) // every layer
 	s.SequenceKVBytes = f.KVBytes(s.MaxModelLen, s.TP, w.KVCacheBytes())
+	s.SequenceStateBytes = f.StateBytesPerSequence(s.TP, 2)
 	ep := str(w.V, "serving", "expertParallel")
 	s.ExpertParallel = ep == "on" || (ep == "auto" && f.MoE() && (s.TP > 1 || s.DataParallelAttention))
 	// Start-up: the engine's own (compiling, CUDA graphs), plus reading

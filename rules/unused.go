@@ -103,6 +103,12 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 			}
 			return ""
 		}},
+		{"/workload/activationCheckpointing", func(w *Workload) string {
+			if w.Type == "inference" {
+				return "it changes the fit estimate of training (each layer's input instead of all its activations), and this is an inference workload"
+			}
+			return ""
+		}},
 		{"/serving/autoscaling/targetKVCacheUsage", func(w *Workload) string {
 			if w.Mode == "serve" && str(w.V, "serving", "autoscaling", "kind") != "keda" {
 				return "it is a trigger of the KEDA ScaledObject (serving.autoscaling.kind: keda); an HPA scales on the queue metric your prometheus-adapter serves"

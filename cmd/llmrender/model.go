@@ -56,6 +56,14 @@ func runModel(env *environment, args []string) error {
 		entryName = pipeline.ModelName(*hfRepo, imp.config)
 	}
 	entry := pipeline.ModelEntry(imp.facts, *hfRepo, *gated, imp.config)
+	// What the entry would only restate: no repository to download from,
+	// not gated.
+	if *hfRepo == "" {
+		delete(entry, "hfRepo")
+	}
+	if !*gated {
+		delete(entry, "gated")
+	}
 	out, err := yamlOf(map[string]any{entryName: entry})
 	if err != nil {
 		return err

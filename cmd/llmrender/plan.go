@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"slices"
 
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/plan"
+	"github.com/llmrender/llmrender/rules"
 )
 
 // runPlan prints what a render would run: the page a reviewer reads.
@@ -25,8 +28,21 @@ func runPlan(env *environment, args []string) error {
 		return err
 	}
 	res, err := pipeline.Render(req)
+	// A workload refused only because it does not fit (LR008) is still
+	// planned, with its memory line, so that the reviewer sees what would
+	// run; the refusal follows, and the exit status is the refusal's.
+	var refused error
+	if failed := (*rules.Failed)(nil); errors.As(err, &failed) && onlyRule(failed.Findings, "LR008") {
+		req.Waive = append(req.Waive, "LR008")
+		refused = err
+		res, err = pipeline.Render(req)
+	}
 	if err != nil {
 		return err
+	}
+	if refused != nil {
+		// The refusal is said as one, after the plan, not as a waiver.
+		res.Waived = slices.DeleteFunc(res.Waived, func(f rules.Finding) bool { return f.Rule == "LR008" })
 	}
 	p, err := plan.Build(res, vf.options.ReleaseName, vf.options.Namespace)
 	if err != nil {
@@ -46,6 +62,18 @@ func runPlan(env *environment, args []string) error {
 	default:
 		plan.Text(&buf, p)
 	}
-	_, err = env.stdout.Write(buf.Bytes())
-	return err
+	if _, err = env.stdout.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return refused
+}
+
+// onlyRule tells whether every finding is of one rule.
+func onlyRule(fs []rules.Finding, id string) bool {
+	for _, f := range fs {
+		if f.Rule != id {
+			return false
+		}
+	}
+	return len(fs) > 0
 }

@@ -223,7 +223,7 @@ func TestPlanServe(t *testing.T) {
 		"Server:   vllm (vllm/vllm-openai:v0.30.0) in LeaderWorkerSet/llm",
 		`Endpoint: http://llm-api.default.svc:8000/v1 (OpenAI API; model "meta-llama/Llama-3.1-70B-Instruct")`,
 		"the startup probe waits up to 34 min for /health",
-		"needs ~828 GB of 2.0 TB accelerator memory (41%): fits. Basis: bf16 weights 141.1 GB + KV cache 687.2 GB for 64 sequences x 32768 tokens",
+		"needs ~865 GB of 2.0 TB accelerator memory (43%): fits. Basis: bf16 weights 141.1 GB + the engine's reserve 36.8 GB (16 device(s) x: activation peak 800 MB for a batch of 8192 tokens and 64 sequences (the engine's default on devices of this memory) + CUDA graphs 1.0 GB + non-torch memory (NCCL, cuBLAS) 500 MB) + KV cache 687.2 GB for 64 sequences x 32768 tokens",
 		"328 kB a token = 2 x 80 layers x 8 KV heads x 128 head dim x 2 bytes",
 		"of 2 node(s) x 8 x 141 GB x 0.9 (serving.memoryFraction) = 2.03 TB usable",
 		"spec.leaderWorkerTemplate.workerTemplate.spec: 1 pod(s) x 8 nvidia.com/gpu",

@@ -46,6 +46,9 @@ func (e *Error) Unwrap() error { return e.Err }
 var (
 	ErrTooLarge   = errors.New("too large")
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrDirectory is ErrNotRegular for a directory, which a caller may
+	// read a known file of instead.
+	ErrDirectory = fmt.Errorf("%w: a directory", ErrNotRegular)
 )
 
 // ReadFile reads a regular file of at most limit bytes by its path;
@@ -118,7 +121,7 @@ func ReadFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
 		return nil, asError(name, err)
 	}
 	if reason := notRegular(info.Mode()); reason != "" {
-		return nil, &Error{Path: name, Reason: reason, Err: ErrNotRegular}
+		return nil, &Error{Path: name, Reason: reason, Err: notRegularErr(info.Mode())}
 	}
 	if info.Size() > limit {
 		return nil, &Error{Path: name, Reason: fmt.Sprintf("is %s, larger than the %s limit", Size(info.Size()), Size(limit)), Err: ErrTooLarge}
@@ -173,7 +176,7 @@ func openChecked(name, path string, dirs bool) (fs.File, error) {
 		return nil, asError(name, err)
 	}
 	if reason := notRegular(info.Mode()); reason != "" && !(dirs && info.IsDir()) {
-		return nil, &Error{Path: name, Reason: reason, Err: ErrNotRegular}
+		return nil, &Error{Path: name, Reason: reason, Err: notRegularErr(info.Mode())}
 	}
 	f, err := openNonBlocking(path)
 	if err != nil {
@@ -189,6 +192,14 @@ func openChecked(name, path string, dirs bool) (fs.File, error) {
 		return nil, &Error{Path: name, Reason: "changed while it was being opened; try again"}
 	}
 	return f, nil
+}
+
+// notRegularErr is the sentinel a file of this mode is refused with.
+func notRegularErr(m fs.FileMode) error {
+	if m.IsDir() {
+		return ErrDirectory
+	}
+	return ErrNotRegular
 }
 
 // notRegular says why a file of this mode is not read, "" for a regular

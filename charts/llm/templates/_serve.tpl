@@ -123,16 +123,21 @@ values (2) of every layer for every KV head a GPU holds (vLLM copies a KV
 head to each of the tensor-parallel GPUs when there are fewer heads than
 GPUs), head_dim wide, in 2 bytes; with MLA, one latent and its rotary key
 a layer, kept whole on every GPU. A sliding-window layer holds at most
-its window. */ -}}
+its window, a chunked layer at most its chunk; linear-attention and
+state-space layers keep no KV cache (their state per sequence is apart). */ -}}
 {{- $heads := int (get $m "heads" | default 1) -}}
 {{- $kvHeads := int (get $m "kvHeads" | default $heads) -}}
 {{- $width := mul 2 (int (get $m "headDim" | default (div (int (get $m "hidden" | default 0)) (max 1 $heads)))) -}}
 {{- if get $m "kvLoraRank" }}{{ $width = add (int $m.kvLoraRank) (int (get $m "qkRopeHeadDim" | default 0)) }}{{ $kvHeads = 1 }}{{ end -}}
 {{- $layers := int (get $m "layers" | default 0) -}}
+{{- $hybrid := or (gt (int (get $m "linearLayers" | default 0)) 0) (gt (int (get $m "ssmLayers" | default 0)) 0) -}}
+{{- $attention := min (int (get $m "attentionLayers" | default (ternary 0 $layers $hybrid))) $layers -}}
 {{- $window := int (get $m "slidingWindow" | default 0) -}}
-{{- $sliding := ternary (min (int (get $m "slidingLayers" | default 0)) $layers) 0 (gt $window 0) -}}
+{{- $sliding := ternary (min (int (get $m "slidingLayers" | default 0)) $attention) 0 (gt $window 0) -}}
+{{- $chunk := int (get $m "chunkSize" | default 0) -}}
+{{- $chunked := ternary (min (int (get $m "chunkedLayers" | default 0)) (sub $attention $sliding)) 0 (gt $chunk 0) -}}
 {{- $maxLen := int $s.maxModelLen | default (min (int (get $m "contextLength" | default 8192)) 8192) | int -}}
-{{- $tokens := add (mul (sub $layers $sliding) $maxLen) (mul $sliding (min $maxLen $window)) -}}
+{{- $tokens := add (mul (sub $attention (add $sliding $chunked)) $maxLen) (mul $sliding (min $maxLen $window)) (mul $chunked (min $maxLen $chunk)) -}}
 {{- $kvDtype := ternary 1 2 (eq $s.kvCacheDtype "fp8") -}}
 {{- $kvBytes := mul (max $kvHeads $tp 1) $width $kvDtype $tokens (max 1 $seqs) -}}
 {{- /* A mixture-of-experts model on several GPUs spreads its experts over
@@ -273,6 +278,7 @@ for a one-node server), phase ("prefill", "decode" or "").
   (printf "--mem-fraction-static=%v" $s.memoryFraction)
   "--enable-metrics" -}}
 {{- if gt (int $p.maxNumSeqs) 0 }}{{ $args = append $args (printf "--max-running-requests=%d" (mul $p.maxNumSeqs $p.dp)) }}{{ end -}}
+{{- if gt (int $s.maxNumBatchedTokens) 0 }}{{ $args = append $args (printf "--chunked-prefill-size=%d" (int $s.maxNumBatchedTokens)) }}{{ end -}}
 {{- /* SGLang's tensor-parallel size is every device; with data-parallel
 attention as many ranks (attention on one device each), and it shares
 --max-running-requests among them. */ -}}
@@ -300,6 +306,7 @@ attention as many ranks (attention on one device each), and it shares
   (printf "--max-model-len=%d" (int $p.maxModelLen)) -}}
 {{- /* 0: the engine's own default. */ -}}
 {{- if gt (int $p.maxNumSeqs) 0 }}{{ $args = append $args (printf "--max-num-seqs=%d" (int $p.maxNumSeqs)) }}{{ end -}}
+{{- if gt (int $s.maxNumBatchedTokens) 0 }}{{ $args = append $args (printf "--max-num-batched-tokens=%d" (int $s.maxNumBatchedTokens)) }}{{ end -}}
 {{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
 from the two lengths above. */ -}}
 {{- if has $p.platform (list "gpu" "rocm") }}{{ $args = append $args (printf "--gpu-memory-utilization=%v" $s.memoryFraction) }}{{ end -}}
