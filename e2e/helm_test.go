@@ -62,7 +62,13 @@ func TestHelmConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameObjects(t, c.name, objects(t, helmOut), objects(t, ourOut))
+			ours := objects(t, ourOut)
+			if strings.HasPrefix(c.chart, "..") {
+				// The built-in chart's objects say llmrender manages them;
+				// Helm's say Helm (.Release.Service).
+				ours = managedBy(ours, "llmrender", "Helm")
+			}
+			sameObjects(t, c.name, objects(t, helmOut), ours)
 		})
 	}
 }

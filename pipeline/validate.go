@@ -20,6 +20,13 @@ func (p *processed) validate(c *Chart) error {
 	if err != nil {
 		return err
 	}
+	if len(p.ambiguous) > 0 {
+		var amb schema.Violations
+		for _, a := range p.ambiguous {
+			amb = append(amb, schema.Violation{Where: a.Loc, Known: true, Pointer: a.Pointer, Message: a.Msg})
+		}
+		vs = append(amb, vs...)
+	}
 	if len(vs) > 0 {
 		return vs
 	}

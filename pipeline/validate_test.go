@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,5 +38,22 @@ func TestSkippedDefaultsAreValidatedWhenChanged(t *testing.T) {
 		if _, err := Render(Request{Chart: c}); err != nil {
 			t.Fatalf("after --set %s, the defaults: %v", set, err)
 		}
+	}
+}
+
+// An unquoted yes is reported with the schema's findings, not alone
+// before them, and each type error shows the shape the field takes.
+func TestAmbiguousValuesWithTheSchemasFindings(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"v.yaml": "download:\n  enabled: yes\nworkload:\n  args: --epochs 3\n"})
+	_, err := renderFiles(t, values.Sources{Files: []string{filepath.Join(dir, "v.yaml")}})
+	var vs schema.Violations
+	if !errors.As(err, &vs) || len(vs) != 2 {
+		t.Fatalf("error = %v, want two violations", err)
+	}
+	if !strings.Contains(vs[0].Error(), "v.yaml:2:12: /download/enabled: unquoted value yes is the boolean true to Helm") {
+		t.Errorf("first: %v", vs[0])
+	}
+	if !strings.Contains(vs[1].Error(), `v.yaml:4:9: /workload/args: expected array, but got string; for example args: ["--epochs","3"]`) {
+		t.Errorf("second: %v", vs[1])
 	}
 }

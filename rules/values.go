@@ -91,6 +91,10 @@ func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[str
 		msg += fmt.Sprintf("; did you mean %q?", hint)
 	}
 	msg += " (known: " + strings.Join(names, ", ") + "; add your own entry under " + where + ")"
+	if ptr == "/model/name" {
+		// A model the catalog lacks is described by its own files.
+		msg += ", or describe the model by its own config.json: model: {config: ./config.json, hfRepo: ORG/NAME}"
+	}
 	return unwaivableAt(pos, "LR011", ptr, msg)
 }
 
@@ -117,7 +121,7 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(v, pos)
 	fs = append(fs, unknownWaivers(v, pos)...)
 	rulesToRun := []func(*Workload, *values.Positions) []Finding{
-		metaModelParallel, sharedStorage, storageClassModes, modelFacts, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving, mpiRanks, imageAccelerator,
+		metaModelParallel, sharedStorage, storageClassModes, modelFacts, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving, speculative, mpiRanks, imageAccelerator,
 	}
 	if w == nil {
 		// The model or the profile is unknown (LR011): the rules that do

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,10 +308,53 @@ func (s *Schema) explain(e *jsonschema.ValidationError, vals map[string]any, pos
 		if len(out) > 0 {
 			return out
 		}
+	case "type":
+		// "expected array" says little to who wrote text: show the shape.
+		v := at(e.InstanceLocation, false)
+		v.Message = e.Message
+		// The field's own node first (a $ref's target, a shared
+		// definition, has no example of this field), then the node whose
+		// type failed.
+		field := strings.TrimSuffix(strings.TrimSuffix(e.KeywordLocation, "/"+keyword), "/$ref")
+		for _, node := range []any{values.At(s.document(), field), s.schemaAt(strings.TrimSuffix(e.AbsoluteKeywordLocation, "/"+keyword))} {
+			m, _ := node.(map[string]any)
+			if shape := shapeOf(m, e.InstanceLocation); shape != "" {
+				v.Message += "; for example " + shape
+				break
+			}
+		}
+		return Violations{v}
 	}
 	v := at(e.InstanceLocation, false)
 	v.Message = e.Message
 	return Violations{v}
+}
+
+// shapeOf shows a value the schema node accepts, as the line of YAML that
+// would write it under its key (the last part of ptr): the node's first
+// example, or, for a map without one, its keys.
+func shapeOf(node map[string]any, ptr string) string {
+	key := ptr[strings.LastIndexByte(ptr, '/')+1:]
+	key = strings.ReplaceAll(strings.ReplaceAll(key, "~1", "/"), "~0", "~")
+	if _, err := strconv.Atoi(key); err == nil || key == "" {
+		key = "-" // an item of a list
+	} else {
+		key += ":"
+	}
+	if ex, ok := node["examples"].([]any); ok && len(ex) > 0 {
+		if b, err := json.Marshal(ex[0]); err == nil && len(b) <= 200 {
+			return key + " " + string(b)
+		}
+	}
+	if props, ok := node["properties"].(map[string]any); ok && len(props) > 0 {
+		names := make([]string, 0, len(props))
+		for n := range props {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Sprintf("%s {%s: ...} (a map of %s)", key, names[0], strings.Join(names, ", "))
+	}
+	return ""
 }
 
 // explainDependency explains a key that is read only beside others

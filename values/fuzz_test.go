@@ -8,12 +8,23 @@ import (
 	"github.com/llmrender/llmrender/internal/fuzzseed"
 )
 
-// FuzzParseYAML: any bytes give a tree or an *Error with a location; never
+// FuzzParseYAML: any bytes give a tree (with the located Ambiguous values
+// beside it, if any) or an *Error with a location; never
 // a panic, and a tree merges with itself without one.
 func FuzzParseYAML(f *testing.F) {
 	fuzzseed.Add(f, "../examples/*.yaml", "../testdata/bad/*.yaml", "../testdata/fuzz/values/*", "../charts/llm/values.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, pos, err := ParseYAML("f.yaml", data)
+		var amb Ambiguous
+		if errors.As(err, &amb) {
+			// Values read as Helm reads them, each ambiguity located.
+			for _, a := range amb {
+				if !strings.HasPrefix(a.Error(), "f.yaml:") {
+					t.Fatalf("ambiguity without a location: %v", a)
+				}
+			}
+			err = nil
+		}
 		if err != nil {
 			var e *Error
 			if !errors.As(err, &e) || !strings.HasPrefix(e.Error(), "f.yaml") {

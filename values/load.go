@@ -93,9 +93,12 @@ func (s Sources) Load(stdin io.Reader) (map[string]any, *Positions, error) {
 	return v, p, err
 }
 
-// LoadWarn is Load, and returns warnings about the sources too.
+// LoadWarn is Load, and returns warnings about the sources too. When the
+// only errors are values YAML 1.1 and 1.2 read differently, the merged
+// values come back with the error Ambiguous.
 func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string, error) {
 	var warnings []string
+	var ambiguous Ambiguous
 	merged := map[string]any{}
 	pos := NewPositions()
 	tot := &totals{}
@@ -119,6 +122,10 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 			warnings = append(warnings, notes...)
 		} else {
 			v, p, err = ParseYAML(display, data)
+		}
+		var amb Ambiguous
+		if errors.As(err, &amb) {
+			ambiguous, err = append(ambiguous, amb...), nil
 		}
 		if err != nil {
 			return nil, nil, nil, err
@@ -149,6 +156,11 @@ func (s Sources) LoadWarn(stdin io.Reader) (map[string]any, *Positions, []string
 				return nil, nil, nil, err
 			}
 		}
+	}
+	if len(ambiguous) > 0 {
+		// The values come back with them, for a caller that reports them
+		// with the schema's findings.
+		return merged, pos, warnings, ambiguous
 	}
 	return merged, pos, warnings, nil
 }

@@ -41,6 +41,9 @@ func (e *Error) Error() string { return e.Loc.String() + ": " + e.Msg }
 // duplicate keys, keys that are not scalars, integers that do not fit in 64
 // bits, custom tags, non-finite numbers, more than one document, and alias
 // expansion beyond MaxNodes. Unquoted dates stay the string that was written.
+// A value that YAML 1.1 and 1.2 read differently (an unquoted yes) does not
+// stop the reading: the values come back, read as Helm reads them, with
+// the error Ambiguous listing each.
 func ParseYAML(name string, data []byte) (map[string]any, *Positions, error) {
 	return parseYAML(name, data, NewPositions())
 }
@@ -51,7 +54,8 @@ func ParseYAML(name string, data []byte) (map[string]any, *Positions, error) {
 // positions, thousands of pointers, on the first lookup.
 func ParseYAMLPositionsLater(name string, data []byte) (map[string]any, *Positions, error) {
 	vals, _, err := parseYAML(name, data, nil)
-	if err != nil {
+	var amb Ambiguous
+	if err != nil && !errors.As(err, &amb) {
 		return nil, nil, err
 	}
 	later := &Positions{Values: map[string]Location{}, Keys: map[string]Location{}}
@@ -59,7 +63,7 @@ func ParseYAMLPositionsLater(name string, data []byte) (map[string]any, *Positio
 		_, pos, _ := ParseYAML(name, data) // read once without error
 		return pos
 	}
-	return vals, later, nil
+	return vals, later, err
 }
 
 // parseYAML reads the document, recording positions in pos unless it is nil.
@@ -68,6 +72,9 @@ func parseYAML(name string, data []byte, pos *Positions) (map[string]any, *Posit
 	v, err := c.document(data)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(c.ambiguous) > 0 {
+		return v, pos, c.ambiguous
 	}
 	return v, pos, nil
 }
@@ -195,6 +202,35 @@ type converter struct {
 	// text differently, but converts no scalars.
 	helm     bool
 	warnings []string
+	// ambiguous are the values YAML 1.1 and 1.2 read differently (an
+	// unquoted yes): each is read as Helm reads it, and the walk goes on,
+	// so that they are reported with everything else wrong in the file.
+	ambiguous Ambiguous
+}
+
+// Ambiguity is a value that Helm (YAML 1.1) and YAML 1.2 tools read
+// differently: the file is not refused at the first one, it is read as
+// Helm reads it, and these come back with the values so that a caller
+// reports them together with the schema's findings.
+type Ambiguity struct {
+	Loc     Location
+	Pointer string
+	Msg     string
+}
+
+func (a Ambiguity) Error() string { return a.Loc.String() + ": " + a.Msg }
+
+// Ambiguous is every Ambiguity of the values read, in the order written.
+// A reader returns the values with it; a caller that does not report it
+// with other findings refuses the values, as for any error.
+type Ambiguous []Ambiguity
+
+func (as Ambiguous) Error() string {
+	lines := make([]string, len(as))
+	for i, a := range as {
+		lines[i] = a.Error()
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (c *converter) warnf(n *yaml.Node, format string, args ...any) {
@@ -287,6 +323,11 @@ func (c *converter) convert(n *yaml.Node, ptr string, depth int) (any, error) {
 		}
 		return out, nil
 	case yaml.ScalarNode:
+		if b, ambiguous := c.ambiguousBool(n); ambiguous && !c.helm {
+			c.ambiguous = append(c.ambiguous, Ambiguity{Loc: c.loc(n), Pointer: ptr, Msg: fmt.Sprintf(
+				"unquoted value %s is the boolean %t to Helm (YAML 1.1) but text to YAML 1.2; write %t, or \"%s\" for text", n.Value, b, b, n.Value)})
+			return b, nil
+		}
 		return c.scalar(n)
 	}
 	return nil, c.errorf(n, "unsupported YAML node")
@@ -377,9 +418,19 @@ var yaml11Bools = map[string]bool{
 	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
 }
 
-func (c *converter) checkYAML11Bool(n *yaml.Node, what string) error {
+// ambiguousBool tells whether n is a plain scalar YAML 1.1 reads as a
+// boolean and YAML 1.2 as text, and the boolean.
+func (c *converter) ambiguousBool(n *yaml.Node) (bool, bool) {
 	b, ambiguous := yaml11Bools[n.Value]
 	if !ambiguous || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || n.Tag != "!!str" {
+		return false, false
+	}
+	return b, true
+}
+
+func (c *converter) checkYAML11Bool(n *yaml.Node, what string) error {
+	b, ambiguous := c.ambiguousBool(n)
+	if !ambiguous {
 		return nil
 	}
 	if c.helm {

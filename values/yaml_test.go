@@ -1,6 +1,7 @@
 package values
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -214,5 +215,26 @@ func TestParseYAMLPositionsLaterIsParseYAML(t *testing.T) {
 		if len(filled.Values) != len(wantPos.Values) || len(overlaid.Values) != len(wantPos.Values) || len(gotPos.Sub("/b").Values) != len(wantPos.Sub("/b").Values) {
 			t.Errorf("%q: FillAt, Overlay or Sub lost positions", doc)
 		}
+	}
+}
+
+// Values that YAML 1.1 and 1.2 read differently do not stop the reading:
+// the values come back, read as Helm reads them, with every one listed
+// (where, and at which pointer), so that they are reported together with
+// whatever else is wrong.
+func TestParseYAMLAmbiguousGoesOn(t *testing.T) {
+	v, pos, err := ParseYAML("v.yaml", []byte("a: yes\nb:\n  c: Off\n  d: 3\n"))
+	var amb Ambiguous
+	if !errors.As(err, &amb) || len(amb) != 2 {
+		t.Fatalf("error = %v, want the two ambiguous values", err)
+	}
+	if amb[0].Pointer != "/a" || amb[0].Loc.String() != "v.yaml:1:4" || amb[1].Pointer != "/b/c" || amb[1].Loc.String() != "v.yaml:3:6" {
+		t.Errorf("ambiguities = %+v", amb)
+	}
+	if v["a"] != true || v["b"].(map[string]any)["c"] != false || v["b"].(map[string]any)["d"] != int64(3) {
+		t.Errorf("values = %v, want Helm's reading and the rest", v)
+	}
+	if loc, _ := pos.Lookup("/b/d"); loc.String() != "v.yaml:4:6" {
+		t.Errorf("/b/d at %s", loc)
 	}
 }
