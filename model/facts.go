@@ -361,6 +361,13 @@ func (f Facts) StateBytesPerSequence(tp, dtypeBytes int64) int64 {
 	return elements * dtypeBytes
 }
 
+// MTPKVBytes is the cache the MTP layers keep for a sequence of tokens
+// when they draft (speculative decoding): each is a full-attention layer
+// of the model's shape.
+func (f Facts) MTPKVBytes(tokens, tp, dtypeBytes int64) int64 {
+	return f.MTPLayers * f.kvLayerToken(tp, dtypeBytes) * tokens
+}
+
 // MTP tells whether the checkpoint ships multi-token-prediction layers,
 // which an engine can use as the draft of speculative decoding (vLLM's
 // --speculative-config method mtp / deepseek_mtp / qwen3_next_mtp).

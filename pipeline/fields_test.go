@@ -125,7 +125,7 @@ var fieldPrerequisites = map[string][]string{
 	// of two half nodes, not of two whole ones (LR006).
 	"/volcano/queue/weight":     {`accelerator.devices=4`},
 	"/volcano/queue/capability": {`accelerator.devices=4`},
-	"/workload/batchSize": fitInference,
+	"/workload/batchSize":       fitInference,
 	// storage.nodeLocal keeps the pods that share the volume on one node,
 	// as they already are on a ReadWriteOnce claim (one pod's default).
 	"/storage/nodeLocal": {rwx, `storage.accessMode="ReadWriteMany"`},

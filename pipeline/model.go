@@ -231,6 +231,39 @@ func modelFromValues(merged, user map[string]any) (m describedModel, ok bool) {
 	return m, true
 }
 
+// selectModelByRepo lets a model be named by its Hugging Face id
+// (meta-llama/Llama-3.1-70B-Instruct) when exactly one catalog entry
+// downloads that repository: model.name, and the speculative draft's
+// name, become the entry's, which labels and directories on the claim
+// are named after (an id's '/' fits neither). Ids match as the Hub
+// matches them, whatever the case. A name that is an entry's own is left
+// alone, and so is an id two entries download (LR011 then names both).
+func selectModelByRepo(merged map[string]any) {
+	catalog, _ := merged["catalog"].(map[string]any)
+	models, _ := catalog["models"].(map[string]any)
+	if models == nil {
+		return
+	}
+	for _, path := range [][]string{{"model", "name"}, {"serving", "speculative", "draft", "model"}} {
+		parent, _ := values.Lookup(merged, values.Pointer(path[:len(path)-1]...))
+		m, _ := parent.(map[string]any)
+		name, _ := m[path[len(path)-1]].(string)
+		if !strings.Contains(name, "/") || models[name] != nil {
+			continue
+		}
+		var same []string
+		for key, e := range models {
+			entry, _ := e.(map[string]any)
+			if repo, _ := entry["hfRepo"].(string); repo != "" && strings.EqualFold(repo, name) {
+				same = append(same, key)
+			}
+		}
+		if len(same) == 1 {
+			m[path[len(path)-1]] = same[0]
+		}
+	}
+}
+
 // describeModel reads the files the values name and puts the entry they
 // describe into the merged values as catalog.models.<name>, selected by
 // model.name. What the user wrote for that entry under catalog.models

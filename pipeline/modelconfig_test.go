@@ -331,3 +331,32 @@ func TestModelConfigSchema(t *testing.T) {
 		}
 	}
 }
+
+// A model's Hugging Face id as model.name selects the catalog entry that
+// downloads that repository, whatever the id's case: the render is the
+// entry's by its own name. An id two entries download selects neither.
+func TestModelNameByHuggingFaceID(t *testing.T) {
+	rest := []string{`download.tokenSecret.name="hf"`, `accelerator.devices=1`}
+	byName, err := renderFiles(t, values.Sources{SetJSON: append([]string{`model.name="llama-3.1-8b-instruct"`}, rest...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/llama-3.1-8b-instruct"} {
+		byID, err := renderFiles(t, values.Sources{SetJSON: append([]string{`model.name="` + id + `"`}, rest...)})
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if got := values.At(byID.Values, "/model/name"); got != "llama-3.1-8b-instruct" {
+			t.Errorf("%s selects %v, want llama-3.1-8b-instruct", id, got)
+		}
+		if stream(t, byID) != stream(t, byName) {
+			t.Errorf("%s renders other objects than llama-3.1-8b-instruct", id)
+		}
+	}
+
+	twice := `catalog.models.mine={"hfRepo":"meta-llama/Llama-3.1-8B-Instruct","params":8030261248,"checkpointBytes":16060522496}`
+	_, err = renderFiles(t, values.Sources{SetJSON: append([]string{`model.name="meta-llama/Llama-3.1-8B-Instruct"`, twice}, rest...)})
+	if err == nil || !strings.Contains(err.Error(), "llama-3.1-8b-instruct and mine: did you mean llama-3.1-8b-instruct or mine?") {
+		t.Errorf("an id two entries download: %v", err)
+	}
+}

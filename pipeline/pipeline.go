@@ -90,6 +90,9 @@ type processed struct {
 	merged   map[string]any
 	pos      *values.Positions
 	warnings []string
+	// ambiguous are the values the user's files spell so that Helm and
+	// YAML 1.2 read them differently: refused with the schema's findings.
+	ambiguous values.Ambiguous
 }
 
 // mergeValues reads the request's values and merges them over the chart's
@@ -104,6 +107,11 @@ func mergeValues(req Request) (*processed, error) {
 		src.HelmNumbers = src.HelmNumbers || !src.ExactNumbers
 	}
 	user, userPos, notices, err := src.LoadWarn(req.Stdin)
+	// Values spelt ambiguously are reported with the schema's findings.
+	var ambiguous values.Ambiguous
+	if errors.As(err, &ambiguous) {
+		err = nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +139,9 @@ func mergeValues(req Request) (*processed, error) {
 		if err := describeModel(merged, user, pos, req.ModelFiles, src.HelmNumbers); err != nil {
 			return nil, err
 		}
+		selectModelByRepo(merged)
 	}
-	return &processed{Processed: proc, merged: merged, pos: pos, warnings: append(notices, proc.Warnings...)}, nil
+	return &processed{Processed: proc, merged: merged, pos: pos, warnings: append(notices, proc.Warnings...), ambiguous: ambiguous}, nil
 }
 
 // Render merges, validates, checks the rules and renders. Rule errors stop

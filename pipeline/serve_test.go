@@ -28,6 +28,8 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"serving.replicas=2,serving.startupMinutes=42,serving.maxModelLen=4096,serving.maxNumSeqs=16",
 		"serving.kvCacheDtype=fp8,serving.expertParallel=on,serving.maxModelLen=16384",
 		"serving.dataParallelAttention=on",
+		"serving.dataParallelAttention=on,serving.maxNumSeqs=20",
+		"serving.dataParallelAttention=on,serving.maxNumSeqs=20,serving.engine=sglang",
 		"serving.lora.adapters[0].name=a,serving.lora.adapters[0].hfRepo=org/a,serving.lora.adapters[0].rank=24,serving.lora.adapters[1].name=b,serving.lora.adapters[1].hfRepo=org/b",
 		"serving.dataParallelAttention=off,serving.engine=sglang",
 		"serving.disaggregation.enabled=true,serving.disaggregation.prefill.replicas=3,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw",
@@ -146,10 +148,10 @@ func compareServer(t *testing.T, set string, res *Result) {
 	argv := fmt.Sprint(server["command"])
 	// SGLang's tensor-parallel size is every device, its running requests
 	// those of every data-parallel rank; vLLM's are per rank.
-	tp, pp, seqs, tpSize, seqsWant := "--tensor-parallel-size=", "--pipeline-parallel-size=", "--max-num-seqs=", s.TP, s.MaxNumSeqs
+	tp, pp, seqs, tpSize, seqsWant := "--tensor-parallel-size=", "--pipeline-parallel-size=", "--max-num-seqs=", s.TP, s.RankSeqs
 	dpFlag := fmt.Sprintf("--data-parallel-size=%d", s.DP)
 	if s.Engine == "sglang" {
-		tp, pp, seqs, tpSize, seqsWant = "--tp-size=", "--pp-size=", "--max-running-requests=", s.TP*s.DP, s.MaxNumSeqs*s.DP
+		tp, pp, seqs, tpSize, seqsWant = "--tp-size=", "--pp-size=", "--max-running-requests=", s.TP*s.DP, s.RankSeqs*s.DP
 		dpFlag = fmt.Sprintf("--dp-size=%d --enable-dp-attention", s.DP)
 	}
 	if strings.Contains(argv, "--data-parallel-hybrid-lb") != s.Hybrid {
@@ -239,6 +241,25 @@ func decoded(t *testing.T, res *Result) []rules.Object {
 
 // serving.autoscaling.targetKVCacheUsage adds a KEDA trigger on the
 // servers' KV caches' average use, with the engine's own gauge.
+// serving.maxNumSeqs is the server's in every shape: with data-parallel
+// attention each rank runs its share, rounded up. vLLM's --max-num-seqs
+// is one engine's, a rank's; SGLang divides --max-running-requests by its
+// data-parallel size itself (its scheduler's max_running_requests //
+// dp_size). 20 sequences on 8 ranks: 3 a rank, 24 in all.
+func TestMaxNumSeqsIsTheServers(t *testing.T) {
+	for engine, want := range map[string]string{"vllm": "--max-num-seqs=3", "sglang": "--max-running-requests=24"} {
+		set := "orchestration.mode=serve,model.name=deepseek-v3,accelerator.profile=h200-141gb,accelerator.devices=8,download.tokenSecret.name=hf," +
+			"serving.dataParallelAttention=on,serving.maxNumSeqs=20,serving.maxModelLen=4096,serving.engine=" + engine
+		res, err := renderFiles(t, values.Sources{Set: []string{set}})
+		if err != nil {
+			t.Fatalf("%s: %v", engine, err)
+		}
+		if out := stream(t, res); !strings.Contains(out, want) {
+			t.Errorf("%s: the server lacks %s", engine, want)
+		}
+	}
+}
+
 func TestKEDATriggersOnKVCacheUse(t *testing.T) {
 	c, err := BuiltinChart()
 	if err != nil {

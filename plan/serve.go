@@ -32,10 +32,12 @@ type Serve struct {
 	// tells whether the experts spread over the devices.
 	DataParallel   int64 `json:"dataParallel"`
 	ExpertParallel bool  `json:"expertParallel"`
-	// MaxNumSeqs is the sequences a server (a data-parallel rank) runs at
-	// once, 0 for the engine's default; SequencesFit how many of
-	// MaxModelLen tokens its KV cache holds beside the weights.
+	// MaxNumSeqs is the sequences a server runs at once, 0 for the
+	// engine's default, RankSeqs a data-parallel rank's share of them;
+	// SequencesFit how many of MaxModelLen tokens a rank's KV cache holds
+	// beside the weights.
 	MaxNumSeqs   int64 `json:"maxNumSeqs"`
+	RankSeqs     int64 `json:"rankSeqs"`
 	SequencesFit int64 `json:"sequencesFit"`
 	MaxModelLen  int64 `json:"maxModelLen"`
 	// Gateway says how requests reach the servers through the Inference
@@ -52,6 +54,9 @@ type Serve struct {
 	// Adapters are the LoRA adapters' names, which clients also send as
 	// the model.
 	Adapters []string `json:"adapters,omitempty"`
+	// Speculative says how the server drafts tokens (serving.speculative),
+	// empty for none.
+	Speculative string `json:"speculative,omitempty"`
 	// Startup says what a server does before it answers, and how long the
 	// startup probe waits; StartupMinutes is that allowance.
 	Startup        string `json:"startup"`
@@ -63,8 +68,11 @@ func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespa
 	s := w.Server()
 	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: s.Nodes,
 		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes,
-		MaxNumSeqs: s.MaxNumSeqs, SequencesFit: fit.SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters,
+		MaxNumSeqs: s.MaxNumSeqs, RankSeqs: s.RankSeqs, SequencesFit: fit.SequencesFit, MaxModelLen: s.MaxModelLen, Adapters: s.Adapters,
 		Prefill: s.Prefill, Decode: s.Decode}
+	if s.Speculation != nil {
+		out.Speculative = s.Speculation.String()
+	}
 	if w.Disaggregated() {
 		p := w.ServerOf("prefill")
 		out.PrefillNodesPerServer, out.PrefillDataParallel = p.Nodes, p.DP
@@ -192,6 +200,9 @@ func serverLines(s *Serve) [][2]string {
 		{"Start-up", s.Startup},
 		{"Sequences", sequencesLine(s)},
 	}
+	if s.Speculative != "" {
+		lines = append(lines, [2]string{"Drafting", s.Speculative})
+	}
 	if s.Gateway != "" {
 		lines = append(lines, [2]string{"Routing", s.Gateway})
 	}
@@ -212,6 +223,9 @@ func sequencesLine(s *Serve) string {
 		where = "each rank's KV cache holds"
 	}
 	fit := fmt.Sprintf("%s %s of %d tokens beside the weights", where, plural(s.SequencesFit, "sequence"), s.MaxModelLen)
+	if s.MaxNumSeqs > 0 && s.DataParallel > 1 {
+		return fmt.Sprintf("runs %d at once (serving.maxNumSeqs), %d on each of %d ranks; %s", s.MaxNumSeqs, s.RankSeqs, s.DataParallel, fit)
+	}
 	if s.MaxNumSeqs > 0 {
 		return fmt.Sprintf("runs %d at once (serving.maxNumSeqs); %s", s.MaxNumSeqs, fit)
 	}

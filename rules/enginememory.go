@@ -87,8 +87,8 @@ func engineReserve(w *Workload, s Server, f model.Facts) Reserve {
 	if n := integer(w.V, "serving", "maxNumBatchedTokens"); n > 0 {
 		r.BatchTokens, r.BatchFrom = n, "serving.maxNumBatchedTokens"
 	}
-	if s.MaxNumSeqs > 0 {
-		r.BatchSeqs = s.MaxNumSeqs
+	if s.RankSeqs > 0 {
+		r.BatchSeqs = s.RankSeqs // an engine's, one a data-parallel rank
 	}
 	r.BatchSeqs = min(r.BatchSeqs, r.BatchTokens)
 	var assumed []string

@@ -309,12 +309,19 @@ func serveEstimate(w *Workload) Estimate {
 		weights += lora
 		weightsBasis += fmt.Sprintf(" + LoRA %s (%s of rank %d)", human(lora), Plural(n, "adapter"), rank)
 	}
-	// Each rank runs maxNumSeqs sequences in a cache of its own; with
+	if d := s.Speculation.DraftWeightBytes(s.DP); d > 0 {
+		weights += d
+		weightsBasis += fmt.Sprintf(" + draft %s %s", s.Speculation.DraftName, human(d))
+	}
+	// Each rank runs its share of maxNumSeqs in a cache of its own; with
 	// maxNumSeqs 0 the engine runs as many as its cache holds (up to its
 	// own default), and needs room for one of maxModelLen. A hybrid
 	// model's linear or state-space layers keep a fixed state a sequence.
-	sequence := float64(s.DP) * float64(s.SequenceKVBytes+s.SequenceStateBytes)
-	n, why := s.MaxNumSeqs, "serving.maxNumSeqs x maxModelLen"
+	sequence := float64(s.DP) * float64(s.SequenceKVBytes+s.SequenceStateBytes+s.SequenceDraftKVBytes)
+	n, why := s.RankSeqs, "serving.maxNumSeqs x maxModelLen"
+	if s.DP > 1 {
+		why = fmt.Sprintf("serving.maxNumSeqs %d shared over the ranks x maxModelLen", s.MaxNumSeqs)
+	}
 	if n <= 0 {
 		n, why = 1, "the least the engine starts with: serving.maxNumSeqs is 0, so it runs as many as its cache holds"
 	}
@@ -336,6 +343,9 @@ func serveEstimate(w *Workload) Estimate {
 			weightsBasis, reserveBasis, human(cache), seqs, s.MaxModelLen, why, kvText(f, s.TP, s.KVBytesPerToken, w.KVCacheBytes()))}
 	if s.SequenceStateBytes > 0 {
 		e.Basis += fmt.Sprintf("; and a fixed %s a sequence for its %s", human(float64(s.SequenceStateBytes)), stateLayers(f))
+	}
+	if s.SequenceDraftKVBytes > 0 {
+		e.Basis += fmt.Sprintf("; with the draft's KV cache, %s a sequence (%s)", human(float64(s.SequenceDraftKVBytes)), s.Speculation)
 	}
 	perDevice, _ := num(w.Acc, "memoryPerDeviceGB")
 	switch s.Platform {
@@ -393,12 +403,12 @@ func serveFit(w *Workload, pos *values.Positions, e Estimate) []Finding {
 		return []Finding{at(pos, "LR008", Error, "/serving/maxModelLen", need+
 			"; not one sequence of that length fits beside the weights and the engine's reserve, and the engine would stop at start-up: lower serving.maxModelLen (or serving.maxNumBatchedTokens, the activation peak's batch)"+placementHint(w))}
 	case e.NeedBytes > e.HaveBytes:
-		where := ""
+		where, total := "", seqs
 		if e.Ranks > 1 {
-			where = " on each rank"
+			where, total = fmt.Sprintf(" on each of %d ranks", e.Ranks), seqs*int64(e.Ranks)
 		}
 		return []Finding{at(pos, "LR008", Error, "/serving/maxNumSeqs", fmt.Sprintf(
-			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen%s", need, seqs, where, seqs, placementHint(w)))}
+			"%s; %d sequences of that length fit%s: lower serving.maxNumSeqs to %d or serving.maxModelLen%s", need, seqs, where, total, placementHint(w)))}
 	case e.NeedBytes > 0.9*e.HaveBytes:
 		return []Finding{at(pos, "LR008", Warning, "/serving/maxNumSeqs", need+": less than 10% headroom over the estimate (the engine's reserve is an estimate; a server's own figures are in its start-up log)")}
 	}

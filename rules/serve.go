@@ -47,8 +47,11 @@ type Server struct {
 	// MaxModelLen is serving.maxModelLen, or the model's context length up
 	// to 8192; MaxNumSeqs the sequences a server runs at once:
 	// serving.maxNumSeqs, or the build's default (catalog.servers), or 0
-	// for the engine's own (the flag is not written).
-	MaxModelLen, MaxNumSeqs int64
+	// for the engine's own (the flag is not written); RankSeqs those of
+	// each data-parallel rank, MaxNumSeqs shared over DP ranks, rounded up
+	// (vLLM's --max-num-seqs is an engine's, one a rank; SGLang shares
+	// --max-running-requests out itself).
+	MaxModelLen, MaxNumSeqs, RankSeqs int64
 	// MemoryFraction is the share of a GPU's memory the server takes.
 	MemoryFraction float64
 	// KVBytesPerToken is the KV cache of one token on all the server's
@@ -66,6 +69,10 @@ type Server struct {
 	// model's linear-attention and state-space layers (bf16).
 	SequenceKVBytes    int64
 	SequenceStateBytes int64
+	// Speculation is serving.speculative, nil for none; SequenceDraftKVBytes
+	// the cache its draft keeps for a sequence of MaxModelLen tokens.
+	Speculation          *Speculation
+	SequenceDraftKVBytes int64
 	// ExpertParallel spreads a mixture-of-experts model's experts over the
 	// tensor-parallel devices (serving.expertParallel; auto: a MoE model
 	// on several devices).
@@ -332,11 +339,14 @@ func (w *Workload) ServerOf(role string) Server {
 	if s.DataParallelAttention {
 		s.DP, s.TP, s.PP = max(1, devices), 1, 1
 	}
+	s.RankSeqs = (s.MaxNumSeqs + int64(s.DP) - 1) / int64(s.DP)
 	s.KVHeadsHeld = f.KVHeadsHeld(s.TP)
 	s.HeadDim = f.HeadDim
 	s.KVBytesPerToken = f.KVBytes(1, s.TP, w.KVCacheBytes()) // every layer
 	s.SequenceKVBytes = f.KVBytes(s.MaxModelLen, s.TP, w.KVCacheBytes())
 	s.SequenceStateBytes = f.StateBytesPerSequence(s.TP, 2)
+	s.Speculation = w.speculation()
+	s.SequenceDraftKVBytes = s.Speculation.KVBytes(f, s.MaxModelLen, s.TP, w.KVCacheBytes())
 	ep := str(w.V, "serving", "expertParallel")
 	s.ExpertParallel = ep == "on" || (ep == "auto" && f.MoE() && (s.TP > 1 || s.DataParallelAttention))
 	// Start-up: the engine's own (compiling, CUDA graphs), plus reading

@@ -32,6 +32,8 @@ const claimStepGi = 50
 type ClaimNeed struct {
 	WeightsBytes    float64 // the checkpoint as downloaded, counted twice: room for a converted or final copy
 	InBucket        string  // the weights' bucket, when the servers read them there (serving.weights)
+	DraftBytes      float64 // a speculative draft's checkpoint, fetched beside the weights
+	DraftName       string
 	Checkpoints     int64   // training checkpoints kept on the claim
 	CheckpointBytes float64 // one of them
 	Gi              int64   // the sum, rounded up to claimStepGi
@@ -48,6 +50,10 @@ func (w *Workload) ClaimNeed() ClaimNeed {
 	if w.Mode == "serve" && str(w.V, "serving", "weights", "from") != "" {
 		c.WeightsBytes, c.InBucket = 0, str(w.V, "serving", "weights", "uri")
 	}
+	if sp := w.speculation(); w.Mode == "serve" && c.InBucket == "" && sp != nil && sp.Method == "draft" {
+		b, _ := num(mapAt(w.V, "catalog", "models", sp.DraftName), "checkpointBytes")
+		c.DraftBytes, c.DraftName = b, sp.DraftName
+	}
 	c.Checkpoints, c.NoneBecause = w.checkpointsKept()
 	if c.Checkpoints > 0 {
 		params := int64(0)
@@ -60,7 +66,7 @@ func (w *Workload) ClaimNeed() ClaimNeed {
 		}
 		c.CheckpointBytes = float64(one)
 	}
-	total := int64(c.WeightsBytes) + c.Checkpoints*int64(c.CheckpointBytes)
+	total := int64(c.WeightsBytes) + int64(c.DraftBytes) + c.Checkpoints*int64(c.CheckpointBytes)
 	step := int64(claimStepGi) << 30
 	c.Gi = claimStepGi * max(1, (total+step-1)/step)
 	return c
@@ -94,6 +100,9 @@ func (c ClaimNeed) String() string {
 	s := fmt.Sprintf("the weights twice (2 x %s)", human(c.WeightsBytes/2))
 	if c.InBucket != "" {
 		s = fmt.Sprintf("the least a claim is (%dGi): the weights stay in %s", claimStepGi, c.InBucket)
+	}
+	if c.DraftBytes > 0 {
+		s += fmt.Sprintf(" and the draft %s (%s)", c.DraftName, human(c.DraftBytes))
 	}
 	if c.Checkpoints > 0 {
 		s += fmt.Sprintf(" and %d training checkpoint(s) of %s (weights and AdamW state; set output.uri to upload them instead, or storage.checkpointsKept)",

@@ -199,6 +199,18 @@ var unusedFields = sync.OnceValue(func() []unusedField {
 			}
 			return ""
 		}},
+		{"/serving/speculative/tokens", func(w *Workload) string {
+			if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && (m == "none" || m == "") {
+				return "it is what a draft proposes a step, and serving.speculative.method is none"
+			}
+			return ""
+		}},
+		{"/serving/speculative/draft", func(w *Workload) string {
+			if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && m != "draft" {
+				return fmt.Sprintf("the draft model is method draft's, and serving.speculative.method is %s", m)
+			}
+			return ""
+		}},
 		{"/workload/prompt", promptUnused},
 		{"/workload/maxNewTokens", promptUnused},
 	})

@@ -849,6 +849,10 @@ func TestServerVariantsAnswerThroughThePicker(t *testing.T) {
 	}{
 		{"lora", "serving/serve-gke-h100-llama31-8b-lora", pool, 1, adaptersAnswer},
 		{"sglang", "serving/serve-gke-h100-llama31-8b-inferencepool", []string{"serving.engine=sglang"}, 2, nil},
+		// A draft model fetched beside the weights, each engine's flags read
+		// by its stand-in as the engine reads them.
+		{"draft", "serving/serve-gke-h100-llama31-8b-inferencepool", []string{"serving.speculative.method=draft", "serving.speculative.draft.model=llama-3.2-1b-instruct"}, 2, nil},
+		{"sglang-draft", "serving/serve-gke-h100-llama31-8b-inferencepool", []string{"serving.engine=sglang", "serving.speculative.method=draft", "serving.speculative.draft.model=llama-3.2-1b-instruct"}, 2, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

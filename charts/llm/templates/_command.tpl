@@ -139,12 +139,13 @@ checkpoint under original/: take only the format the run reads. */}}
 {{- $filter := ternary (list "--include" "original/*") (list "--exclude" "original/*") (eq $v.model.format "meta") }}
 {{- /* Hugging Face's CLI is hf from huggingface_hub 0.34; 1.0 removed
 huggingface-cli, which older images have alone. */}}
-{{- /* The weights and each adapter have markers of their own, named by
-what each fetches: a changed adapter runs the step again (its marker names
-every input), and only what changed comes down again. */}}
+{{- /* The weights and what comes down beside them (adapters, a draft)
+have markers of their own, named by what each fetches: a changed adapter
+runs the step again (its marker names every input), and only what changed
+comes down again. */}}
 {{- $parts := list (dict "args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter)) }}
-{{- range get .step.inputs "adapters" | default list }}
-{{- $parts = append $parts (dict "args" (list .repo "--revision" .revision "--local-dir" .dir)) }}
+{{- range get .step.inputs "beside" | default list }}
+{{- $parts = append $parts (dict "args" (concat (list .repo "--revision" .revision "--local-dir" .dir) (ternary (list "--exclude" (get . "exclude")) list (hasKey . "exclude")))) }}
 {{- end }}
 {{- $lines := list "llm_hf=$(command -v hf || echo huggingface-cli)" }}
 {{- range $parts }}

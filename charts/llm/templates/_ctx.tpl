@@ -140,7 +140,13 @@ with LoRA). rules.ClaimNeed computes the same. */ -}}
 {{- if eq (toString $kept) "" }}{{ $kept = ternary 2 0 (and (ne $v.workload.type "inference") (not $v.output.uri)) }}{{ end -}}
 {{- $checkpoint := mul (int64 (get $m "params" | default 0)) 14 -}}
 {{- if $v.workload.lora }}{{ $checkpoint = div $checkpoint 100 }}{{ end -}}
-{{- $weightsBytes := mul (int64 $m.checkpointBytes) 2 -}}
+{{- /* A speculative draft (serving.speculative.draft) is a catalog entry
+of its own, on the claim beside the weights. */ -}}
+{{- $draft := dict -}}
+{{- if and (eq $mode "serve") (eq $v.serving.speculative.method "draft") -}}
+{{- $draft = get $v.catalog.models $v.serving.speculative.draft.model | default dict -}}
+{{- end -}}
+{{- $weightsBytes := add (mul (int64 $m.checkpointBytes) 2) (int64 (get $draft "checkpointBytes" | default 0)) -}}
 {{- if and (eq $mode "serve") $v.serving.weights.from }}{{ $weightsBytes = 0 }}{{ end -}}
 {{- $claimBytes := add $weightsBytes (mul (int64 $kept) $checkpoint) -}}
 {{- $sizeGi := mul 50 (max 1 (div (add $claimBytes (sub $fifty 1)) $fifty)) -}}
@@ -162,12 +168,15 @@ download (serving.weights.from). */ -}}
 {{- else -}}
 {{- $_ := set $in "repo" $m.hfRepo -}}
 {{- $_ := set $in "revision" $v.model.revision -}}
-{{- /* A server's LoRA adapters come down with its weights, each into a
-directory of its name. */ -}}
-{{- if and (eq $mode "serve") $v.serving.lora.adapters -}}
-{{- $adapters := list -}}
-{{- range $v.serving.lora.adapters }}{{ $adapters = append $adapters (dict "name" .name "repo" .hfRepo "revision" (get . "revision" | default "main") "dir" (printf "%s/adapters/%s" $mount .name)) }}{{ end -}}
-{{- $_ := set $in "adapters" $adapters -}}
+{{- /* What a server reads beside its weights comes down with them, each
+into a directory of its own: LoRA adapters, and a speculative draft. */ -}}
+{{- if eq $mode "serve" -}}
+{{- $beside := list -}}
+{{- range $v.serving.lora.adapters }}{{ $beside = append $beside (dict "repo" .hfRepo "revision" (get . "revision" | default "main") "dir" (printf "%s/adapters/%s" $mount .name)) }}{{ end -}}
+{{- with $draft -}}
+{{- $beside = append $beside (dict "repo" .hfRepo "revision" ($v.serving.speculative.draft.revision | default "main") "dir" (printf "%s/models/%s" $mount $v.serving.speculative.draft.model) "exclude" "original/*") -}}
+{{- end -}}
+{{- with $beside }}{{ $_ := set $in "beside" . }}{{ end -}}
 {{- end -}}
 {{- end -}}
 {{- $inputs = append $inputs $in -}}

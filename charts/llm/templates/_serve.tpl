@@ -45,12 +45,15 @@ llm.serve: what the serve templates derive, as JSON.
   servedName        the model name clients ask for
   maxModelLen       serving.maxModelLen, or the model's context length up to 8192
   maxNumSeqs        sequences at once: serving.maxNumSeqs, or the build's
-                    default, or 0 for the engine's own
+                    default, or 0 for the engine's own; with data-parallel
+                    attention each rank's share of them, rounded up
   kvBytes           the KV cache of maxNumSeqs sequences (at least one) of
                     maxModelLen tokens
   adapters, loraRank
                     LoRA adapters ({name, path}) and the largest rank (0:
                     the engine's default)
+  speculative       speculative decoding ({method, tokens, model,
+                    revision}), empty for none
   expertParallel    true when the experts spread over the devices
   dataParallelAttention, dp, dpLocal
                     true when each device is a data-parallel rank of its
@@ -100,6 +103,9 @@ device (its wide expert-parallel path). */ -}}
 {{- if and $s.disaggregation.enabled (eq $nodes 1) }}{{ $dpa = false }}{{ end -}}
 {{- $dp := 1 -}}
 {{- if $dpa }}{{ $dp = $devices }}{{ $tp = 1 }}{{ $pp = 1 }}{{ end -}}
+{{- /* serving.maxNumSeqs is the server's, whatever runs it: each rank
+runs its share (rules/serve.go: RankSeqs). */ -}}
+{{- $seqs = div (add $seqs (sub $dp 1)) $dp -}}
 {{- $lws := gt $nodes 1 -}}
 {{- /* The server downloads the weights itself unless a step does, or
 they are on the claim already (download.offline). */ -}}
@@ -164,6 +170,20 @@ from the hub too, unless nothing may call out (download.offline). */ -}}
 {{- $want := $rank -}}
 {{- range list 512 320 256 128 64 32 16 8 1 }}{{ if ge . $want }}{{ $rank = . }}{{ end }}{{ end -}}
 {{- end -}}
+{{- /* Speculative decoding (rules/speculative.go): the draft proposes
+tokens a step, the model's MTP layers' count for mtp, three otherwise. A
+draft model comes from the claim beside the weights, or from the hub as
+the adapters do. */ -}}
+{{- $spec := dict -}}
+{{- $sp := $s.speculative -}}
+{{- if ne $sp.method "none" -}}
+{{- $spec = dict "method" $sp.method "tokens" (int $sp.tokens | default (ternary (max 1 (int (get $m "mtpLayers" | default 0))) 3 (eq $sp.method "mtp")) | int) -}}
+{{- if eq $sp.method "draft" -}}
+{{- $d := get $v.catalog.models $sp.draft.model | default dict -}}
+{{- $_ := set $spec "model" (ternary (get $d "hfRepo" | default $sp.draft.model) (printf "%s/models/%s" $v.storage.mountPath $sp.draft.model) $adaptersFromHub) -}}
+{{- if $adaptersFromHub }}{{ $_ := set $spec "revision" ($sp.draft.revision | default "main") }}{{ end -}}
+{{- end -}}
+{{- end -}}
 {{- $env := list -}}
 {{- if $pulls -}}
 {{- /* The server's download cache is on the claim: a restarted server
@@ -218,6 +238,7 @@ server reads them. */ -}}
   "maxNumSeqs" $seqs
   "adapters" $adapters
   "loraRank" $rank
+  "speculative" $spec
   "expertParallel" $ep
   "dataParallelAttention" $dpa
   "dp" $dp
@@ -290,6 +311,19 @@ attention as many ranks (attention on one device each), and it shares
 {{- if gt (int $p.loraRank) 0 }}{{ $args = append $args (printf "--max-lora-rank=%d" (int $p.loraRank)) }}{{ end -}}
 {{- end -}}
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8_e4m3" }}{{ end -}}
+{{- /* Speculative decoding: MTP layers are SGLang's NEXTN (run as EAGLE),
+a draft model STANDALONE, each a chain of --speculative-num-steps tokens
+(top-1) verified with the token before them; NGRAM verifies its draft
+tokens alone. */ -}}
+{{- with $p.speculative -}}
+{{- if eq .method "ngram" -}}
+{{- $args = concat $args (list "--speculative-algorithm=NGRAM" (printf "--speculative-num-draft-tokens=%d" (int .tokens))) -}}
+{{- else -}}
+{{- $args = concat $args (list (printf "--speculative-algorithm=%s" (ternary "NEXTN" "STANDALONE" (eq .method "mtp"))) (printf "--speculative-num-steps=%d" (int .tokens)) "--speculative-eagle-topk=1" (printf "--speculative-num-draft-tokens=%d" (add1 (int .tokens)))) -}}
+{{- with .model }}{{ $args = append $args (printf "--speculative-draft-model-path=%s" .) }}{{ end -}}
+{{- with get . "revision" }}{{ $args = append $args (printf "--speculative-draft-model-revision=%s" .) }}{{ end -}}
+{{- end -}}
+{{- end -}}
 {{- if $p.expertParallel }}{{ $args = append $args (printf "--ep-size=%d" (mul $p.tp $p.dp)) }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
 {{- if eq $p.source "stream" }}{{ $args = append $args "--load-format=runai_streamer" }}{{ end -}}
@@ -304,7 +338,8 @@ attention as many ranks (attention on one device each), and it shares
   (printf "--tensor-parallel-size=%d" (int $p.tp))
   (printf "--pipeline-parallel-size=%d" (int $p.pp))
   (printf "--max-model-len=%d" (int $p.maxModelLen)) -}}
-{{- /* 0: the engine's own default. */ -}}
+{{- /* 0: the engine's own default; a rank's share with data-parallel
+attention, each rank an engine of its own. */ -}}
 {{- if gt (int $p.maxNumSeqs) 0 }}{{ $args = append $args (printf "--max-num-seqs=%d" (int $p.maxNumSeqs)) }}{{ end -}}
 {{- if gt (int $s.maxNumBatchedTokens) 0 }}{{ $args = append $args (printf "--max-num-batched-tokens=%d" (int $s.maxNumBatchedTokens)) }}{{ end -}}
 {{- /* On CPU the KV cache is VLLM_CPU_KVCACHE_SPACE; Neuron's is sized
@@ -317,6 +352,14 @@ from the two lengths above. */ -}}
 {{- if gt (int $p.loraRank) 0 }}{{ $args = append $args (printf "--max-lora-rank=%d" (int $p.loraRank)) }}{{ end -}}
 {{- end -}}
 {{- if eq $s.kvCacheDtype "fp8" }}{{ $args = append $args "--kv-cache-dtype=fp8" }}{{ end -}}
+{{- /* Speculative decoding: vLLM's SpeculativeConfig as JSON (method mtp,
+draft_model or ngram). */ -}}
+{{- with $p.speculative -}}
+{{- $cfg := dict "method" (get (dict "mtp" "mtp" "draft" "draft_model" "ngram" "ngram") .method) "num_speculative_tokens" (int .tokens) -}}
+{{- with get . "model" }}{{ $_ := set $cfg "model" . }}{{ end -}}
+{{- with get . "revision" }}{{ $_ := set $cfg "revision" . }}{{ end -}}
+{{- $args = append $args (printf "--speculative-config=%s" (toJson $cfg)) -}}
+{{- end -}}
 {{- if $p.expertParallel }}{{ $args = append $args "--enable-expert-parallel" }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
 {{- if eq $p.source "stream" -}}
@@ -652,6 +695,26 @@ dataParallelShape, loraShape). */ -}}
 {{- with get $m "contextLength" -}}
 {{- if gt (int $p.maxModelLen) (int .) -}}
 {{- $failures = append $failures (printf "LR021: /serving/maxModelLen: %d tokens, but %s's context length is %d" (int $p.maxModelLen) $v.model.name (int .)) -}}
+{{- end -}}
+{{- end -}}
+{{- /* Speculative decoding (rules/speculative.go). */ -}}
+{{- $sp := $s.speculative -}}
+{{- if ne $sp.method "none" -}}
+{{- if not (has $p.platform (list "gpu" "rocm")) -}}
+{{- $failures = append $failures (printf "LR021: /serving/speculative/method: speculative decoding is rendered for vLLM and SGLang on GPUs; %s has %s accelerators: set serving.speculative.method: none" $v.accelerator.profile $p.platform) -}}
+{{- end -}}
+{{- if and (eq $sp.method "mtp") (not (gt (int (get $m "mtpLayers" | default 0)) 0)) -}}
+{{- $failures = append $failures (printf "LR021: /serving/speculative/method: %s ships no multi-token-prediction layers (its catalog entry has no mtpLayers): use method draft with a smaller model of its vocabulary, or ngram" $v.model.name) -}}
+{{- end -}}
+{{- if eq $sp.method "draft" -}}
+{{- $d := get $v.catalog.models $sp.draft.model -}}
+{{- if not $sp.draft.model -}}
+{{- $failures = append $failures "LR021: /serving/speculative/method: method draft needs the draft model: the name of its catalog.models entry (a smaller model of the same vocabulary)" -}}
+{{- else if not $d -}}
+{{- $failures = append $failures (printf "LR011: /serving/speculative/draft/model: draft model %q is not in catalog.models" $sp.draft.model) -}}
+{{- else if and (get $d "vocab") (get $m "vocab") (ne (int $d.vocab) (int $m.vocab)) -}}
+{{- $failures = append $failures (printf "LR021: /serving/speculative/draft/model: the draft %s has a vocabulary of %d tokens and %s one of %d: the engine checks the draft's tokens against the model's, so both need one tokenizer" $sp.draft.model (int $d.vocab) $v.model.name (int $m.vocab)) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and (ne $s.autoscaling.kind "none") (gt (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}

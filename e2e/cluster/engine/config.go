@@ -74,6 +74,9 @@ type Config struct {
 	// labels of vllm:cache_config_info (the picker reads block_size).
 	BlockSize    int
 	NumGPUBlocks int
+	// Speculative is the speculative method (vLLM's --speculative-config
+	// method, SGLang's --speculative-algorithm), empty for none.
+	Speculative string
 	// MaxModelLen is --max-model-len, listed in /v1/models.
 	MaxModelLen int
 

@@ -67,6 +67,9 @@ func ParseVLLM(argv, env []string) (Config, error) {
 	if err := parseKVTransfer(c, environ(env), &cfg); err != nil {
 		return Config{}, err
 	}
+	if err := parseVLLMSpeculative(c, &cfg); err != nil {
+		return Config{}, err
+	}
 	return cfg.withDefaults(), nil
 }
 
@@ -294,6 +297,9 @@ func ParseSGLang(argv, env []string) (Config, error) {
 		return Config{}, err
 	}
 	if cfg.TensorParallelSize, err = c.integer(1, 1, "--tp-size", "--tp"); err != nil {
+		return Config{}, err
+	}
+	if err := parseSGLangSpeculative(c, &cfg); err != nil {
 		return Config{}, err
 	}
 	return cfg.withDefaults(), nil

@@ -50,6 +50,10 @@ func TestParseVLLM(t *testing.T) {
 			vllmWant(func(c *Config) {
 				c.KVConnector, c.KVRole, c.SideChannelHost, c.SideChannelPort = NixlConnector, "kv_producer", "10.1.2.3", 5601
 			})},
+		{"speculative: a draft model", serve(`--speculative-config={"method":"draft_model","model":"/data/models/d","num_speculative_tokens":3}`), nil,
+			vllmWant(func(c *Config) { c.Speculative = "draft_model" })},
+		{"speculative: MTP layers take their count", serve("--speculative-config", `{"method":"mtp"}`), nil,
+			vllmWant(func(c *Config) { c.Speculative = "mtp" })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,6 +91,11 @@ func TestParseVLLMErrors(t *testing.T) {
 		{serve("--kv-transfer-config", `{"kv_connector":"NixlConnector"}`), nil, "--kv-transfer-config"},
 		{serve("--kv-transfer-config", `{"kv_connector":"NixlConnector","kv_role":"producer"}`), nil, "--kv-transfer-config"},
 		{serve(), []string{"VLLM_NIXL_SIDE_CHANNEL_PORT=x"}, "VLLM_NIXL_SIDE_CHANNEL_PORT"},
+		{serve(`--speculative-config={"method":"draft","model":"d","num_speculative_tokens":3}`), nil, "method"},
+		{serve(`--speculative-config={"method":"draft_model","num_speculative_tokens":3}`), nil, "draft_model"},
+		{serve(`--speculative-config={"method":"ngram"}`), nil, "num_speculative_tokens"},
+		{serve(`--speculative-config={"method":"mtp","num_speculative_tokens":1,"tokens":2}`), nil, "tokens"},
+		{serve(`--speculative-config=mtp`), nil, "--speculative-config"},
 		{[]string{"vllm", "serve", "--port", "8000"}, nil, "model"},
 		{[]string{"python3", "app.py"}, nil, "vllm serve"},
 	}
@@ -115,6 +124,7 @@ func TestParseSGLang(t *testing.T) {
 	}{
 		{launch("--model", "/m"), base},
 		{launch("--model-path", "/m", "--served-model-name", "Y", "--host", "0.0.0.0", "--port", "30001", "--tp", "2", "--enable-metrics"), full},
+		{launch("--model-path", "/m", "--speculative-algorithm=NEXTN", "--speculative-num-steps=1", "--speculative-eagle-topk=1", "--speculative-num-draft-tokens=2"), func() Config { c := base; c.Speculative = "NEXTN"; return c }()},
 	} {
 		got, err := ParseSGLang(tt.argv, nil)
 		if err != nil {
@@ -131,6 +141,9 @@ func TestParseSGLang(t *testing.T) {
 		{launch("--port", "8000"), "--model-path"},
 		{launch("--model-path", "/m", "--port", "x"), "--port"},
 		{launch("--model-path", "/m", "--enable-metrics=1"), "--enable-metrics"},
+		{launch("--model-path", "/m", "--speculative-algorithm=MTP"), "--speculative-algorithm"},
+		{launch("--model-path", "/m", "--speculative-algorithm=STANDALONE", "--speculative-num-steps=3"), "--speculative-draft-model-path"},
+		{launch("--model-path", "/m", "--speculative-algorithm=NEXTN", "--speculative-num-steps=1", "--speculative-num-draft-tokens=4"), "--speculative-num-draft-tokens"},
 		{[]string{"vllm", "serve", "m"}, "sglang.launch_server"},
 	} {
 		if _, err := ParseSGLang(tt.argv, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
