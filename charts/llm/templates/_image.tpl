@@ -1,23 +1,40 @@
 {{/*
 llm.image: an image reference as the chart writes it into a container:
 with global.imageRegistry set, the registry is replaced by that one and
-the repository path kept (docker.io's short names get their library/
-prefix, as a mirror holds them), so a registry mirror serves every image
-the chart renders. Inputs (dict): root, ref.
+the repository path kept (Docker Hub's images, docker.io/ written or not,
+get their library/ prefix when they have no namespace, as a mirror holds
+them), so a registry mirror serves every image the chart renders. An
+image whose registry host global.imageRegistryKeep lists (docker.io for
+Docker Hub's, index.docker.io being the same), or that is already in
+global.imageRegistry, stays as it is. `llmrender images --mirror` pairs
+each image with what this writes. Inputs (dict): root, ref.
 */}}
 {{- define "llm.image" -}}
-{{- $registry := trimSuffix "/" ((.root.Values.global | default dict).imageRegistry | default "") -}}
+{{- $global := .root.Values.global | default dict -}}
+{{- $registry := trimSuffix "/" ($global.imageRegistry | default "") -}}
 {{- $ref := .ref | default "" -}}
-{{- if and $registry $ref -}}
+{{- if and $registry $ref (not (hasPrefix (printf "%s/" $registry) $ref)) -}}
 {{- $parts := splitn "/" 2 $ref -}}
-{{- $first := $parts._0 -}}
-{{- $rest := index $parts "_1" -}}
-{{- if and $rest (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
-{{- $ref = printf "%s/%s" $registry $rest -}}
-{{- else if $rest -}}
-{{- $ref = printf "%s/%s" $registry $ref -}}
-{{- else -}}
-{{- $ref = printf "%s/library/%s" $registry $ref -}}
+{{- $host := "docker.io" -}}
+{{- $path := $ref -}}
+{{- if and (index $parts "_1") (or (contains "." $parts._0) (contains ":" $parts._0) (eq $parts._0 "localhost")) -}}
+{{- $host = $parts._0 -}}
+{{- $path = index $parts "_1" -}}
+{{- end -}}
+{{- if eq $host "index.docker.io" -}}
+{{- $host = "docker.io" -}}
+{{- end -}}
+{{- if and (eq $host "docker.io") (not (contains "/" $path)) -}}
+{{- $path = printf "library/%s" $path -}}
+{{- end -}}
+{{- $keep := false -}}
+{{- range $global.imageRegistryKeep | default list -}}
+{{- if or (eq . $host) (and (eq . "index.docker.io") (eq $host "docker.io")) -}}
+{{- $keep = true -}}
+{{- end -}}
+{{- end -}}
+{{- if not $keep -}}
+{{- $ref = printf "%s/%s" $registry $path -}}
 {{- end -}}
 {{- end -}}
 {{- $ref -}}
