@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/examples"
+	"github.com/llmrender/llmrender/rules"
 )
 
 // Each case renders one chart with real `helm template` and with llmrender,
@@ -120,10 +121,15 @@ func TestChartExportWithHelm(t *testing.T) {
 }
 
 // llmrenderOnly are the rules plain Helm cannot check with the chart's
-// templates (the README lists them): floating-point fit estimates,
-// quantities, and what needs the rendered objects.
-var llmrenderOnly = map[string]bool{"LR003": true, "LR004": true, "LR005": true, "LR006": true, "LR007": true,
-	"LR008": true, "LR010": true, "LR012": true, "LR013": true, "LR016": true, "LR020": true}
+// templates (floating-point fit estimates, quantities, and what needs the
+// rendered objects): those the registry does not mark Chart.
+var llmrenderOnly = func() map[string]bool {
+	only := map[string]bool{}
+	for _, r := range rules.All {
+		only[r.ID] = !r.Chart
+	}
+	return only
+}()
 
 var ruleIDRE = regexp.MustCompile(`error (LR0\d\d):`)
 

@@ -145,8 +145,13 @@ func TestInjectionIntoEveryStringField(t *testing.T) {
 			t.Fatalf("base %s: %v", base, err)
 		}
 		ids := objectIDs(baseline)
-		for _, f := range fields {
-			for _, p := range payloads {
+		for fi, f := range fields {
+			for pi, p := range payloads {
+				// -short (the race run) tries one payload a field, each
+				// field the other one from its neighbours.
+				if testing.Short() && (fi+pi)%len(payloads) != 0 {
+					continue
+				}
 				res, err := Render(Request{Chart: c, Sources: baseSources(base),
 					Layers: []Layer{{Values: f.set(p), Positions: values.NewPositions()}}})
 				if err != nil {

@@ -48,11 +48,11 @@ result. Input: the chart root.
 {{- $v := .Values -}}
 {{- $m := get $v.catalog.models $v.model.name -}}
 {{- if not $m -}}
-{{- fail (printf "LR011: model.name %q is not in catalog.models (known: %s)" $v.model.name (keys $v.catalog.models | sortAlpha | join ", ")) -}}
+{{- fail (printf "LR011: /model/name: model %q is not in catalog.models (known: %s)" $v.model.name (keys $v.catalog.models | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $a := get $v.catalog.accelerators $v.accelerator.profile -}}
 {{- if not $a -}}
-{{- fail (printf "LR011: accelerator.profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
+{{- fail (printf "LR011: /accelerator/profile: accelerator profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
 {{- /* The mode's row of the chart's table of modes (modes.yaml). */ -}}
@@ -92,7 +92,7 @@ nodes, slice by slice, each with all of its host's chips. */ -}}
 {{- with get $a "tpu" -}}
 {{- $topology := $v.accelerator.topology | default .topology -}}
 {{- if not (has $topology .topologies) -}}
-{{- fail (printf "LR011: accelerator.topology %q is not a slice shape of %s (known: %s)" $topology $v.accelerator.profile (join ", " .topologies)) -}}
+{{- fail (printf "LR011: /accelerator/topology: %s is not a slice shape of %s (known: %s)" $topology $v.accelerator.profile (join ", " .topologies)) -}}
 {{- end -}}
 {{- $chips := 1 -}}
 {{- range splitList "x" $topology }}{{ $chips = mul $chips (int .) }}{{ end -}}
@@ -113,7 +113,7 @@ nodes, slice by slice, each with all of its host's chips. */ -}}
 {{- /* Logical cores per device: Trainium2 groups its physical cores by LNC. */ -}}
 {{- $lnc := int ($v.accelerator.lnc | default (get $a "defaultLnc") | default 1) -}}
 {{- if and (get $a "lncChoices") (not (has (toString $lnc) (get $a "lncChoices" | toStrings))) -}}
-{{- fail (printf "LR011: accelerator.lnc %d is not a logical NeuronCore config of %s (choices: %s)" $lnc $v.accelerator.profile (join ", " (get $a "lncChoices"))) -}}
+{{- fail (printf "LR011: /accelerator/lnc: %d is not a logical NeuronCore config of %s (choices: %s)" $lnc $v.accelerator.profile (join ", " (get $a "lncChoices"))) -}}
 {{- end -}}
 {{- $cores := div (int (get $a "coresPerDevice" | default 1)) $lnc -}}
 {{- $neuron := hasPrefix "aws.amazon.com/neuron" $a.resource -}}
@@ -213,7 +213,7 @@ workload spans nodes (disaggregated servers do); none with tcp. */ -}}
 {{- if or (gt $nodes 1) (and (eq $mode "serve") $v.serving.disaggregation.enabled) }}{{ $fabric = $native }}{{ end -}}
 {{- else if ne $want "tcp" -}}
 {{- if ne $want $native -}}
-{{- fail (printf "LR019: accelerator.fabric %q is not the fabric of %s (%s); use auto, tcp or %q" $want $v.accelerator.profile (ternary "it has none" (printf "it has %s" $native) (eq $native "")) (ternary "auto" $native (eq $native ""))) -}}
+{{- fail (printf "LR019: /accelerator/fabric: %s is not the fabric of %s (%s); use auto, tcp%s" $want $v.accelerator.profile (ternary "it has none" (printf "it has %s" $native) (eq $native "")) (ternary "" (printf " or %s" $native) (eq $native ""))) -}}
 {{- end -}}
 {{- $fabric = $want -}}
 {{- end -}}
@@ -236,6 +236,7 @@ neuron: {{ $neuron }}
 claimName: {{ $v.storage.claimName | default (printf "%s-data" $name) | quote }}
 accessMode: {{ $access }}
 singleNode: {{ $singleNode }}
+nodeLocal: {{ $nodeLocal }}
 rootOwned: {{ $rootOwned }}
 storageSize: {{ $v.storage.size | default (printf "%dGi" $sizeGi) | quote }}
 modelDir: {{ $modelDir | quote }}

@@ -98,7 +98,7 @@ claim for the managed RDMA devices. */ -}}
 {{- $networks := $o.networks | default (get $f "networks") -}}
 {{- $names := get $f "interfaces" | default list -}}
 {{- if ne (len $networks) (len $names) -}}
-{{- fail (printf "LR019: fabric.networks: %s attaches %d NICs (%s); %d networks are given, one per NIC in order" .kind (len $names) (join ", " $names) (len $networks)) -}}
+{{- fail (printf "LR019: /fabric/networks: %s attaches %d NICs (%s); %d networks are given, one per NIC in order" .kind (len $names) (join ", " $names) (len $networks)) -}}
 {{- end -}}
 {{- $interfaces := list (dict "interfaceName" "eth0" "network" "default") -}}
 {{- range $i, $name := $names }}{{ $interfaces = append $interfaces (dict "interfaceName" $name "network" (index $networks $i)) }}{{ end -}}
