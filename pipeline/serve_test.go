@@ -309,3 +309,61 @@ func TestKEDATriggersOnKVCacheUse(t *testing.T) {
 		}
 	}
 }
+
+// The gateway provider decides where the request timeout lives: GKE's
+// gateway refuses an HTTPRoute with timeouts, so its GCPBackendPolicy
+// carries them (and covers a wake from zero), with a HealthCheckPolicy
+// for /health; istio gets a DestinationRule for the picker's TLS; any
+// other gateway, the route's own timeouts. A GKE profile defaults to gke.
+func TestGatewayProviders(t *testing.T) {
+	pool := "orchestration.mode=serve,model.name=llama-3.1-8b-instruct,download.tokenSecret.name=hf,accelerator.devices=1," +
+		"serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw"
+	zero := ",storage.storageClassName=standard-rwx,serving.autoscaling.kind=keda,serving.autoscaling.minReplicas=0," +
+		"serving.autoscaling.wakeQuery=up,serving.autoscaling.prometheusAddress=http://prom:9090,serving.startupMinutes=20"
+	for _, c := range []struct {
+		name, set string
+		kinds     []string // kinds the render must hold
+		absent    []string // and must not
+		timeout   string   // the route's timeouts.request, "" for none
+		backend   int64    // the GCPBackendPolicy's timeoutSec, 0 for none
+	}{
+		{"gke by its profile", pool + ",accelerator.profile=h100-80gb", []string{"GCPBackendPolicy", "HealthCheckPolicy"}, []string{"DestinationRule"}, "", 300},
+		{"gke waking from zero", pool + ",accelerator.profile=h100-80gb" + zero, []string{"GCPBackendPolicy"}, nil, "", 300 + 20*60},
+		{"istio", pool + ",accelerator.profile=a100-80gb,serving.inferencePool.provider=istio", []string{"DestinationRule"}, []string{"GCPBackendPolicy", "HealthCheckPolicy"}, "300s", 0},
+		{"none", pool + ",accelerator.profile=a100-80gb", nil, []string{"GCPBackendPolicy", "HealthCheckPolicy", "DestinationRule"}, "300s", 0},
+		{"none with a timeout", pool + ",accelerator.profile=a100-80gb,serving.inferencePool.requestTimeout=90s", nil, nil, "90s", 0},
+	} {
+		res, err := renderFiles(t, values.Sources{Set: []string{c.set}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		kinds := map[string]map[string]any{}
+		for _, o := range decoded(t, res) {
+			kinds[fmt.Sprint(o.Doc["kind"])] = o.Doc
+		}
+		for _, k := range c.kinds {
+			if kinds[k] == nil {
+				t.Errorf("%s: no %s", c.name, k)
+			}
+		}
+		for _, k := range c.absent {
+			if kinds[k] != nil {
+				t.Errorf("%s: a %s", c.name, k)
+			}
+		}
+		route := kinds["HTTPRoute"]
+		rules, _ := values.At(route, "/spec/rules").([]any)
+		if len(rules) == 0 {
+			t.Fatalf("%s: no HTTPRoute rules", c.name)
+		}
+		got, _ := values.At(rules[0], "/timeouts/request").(string)
+		if got != c.timeout {
+			t.Errorf("%s: the route's timeouts.request = %q, want %q", c.name, got, c.timeout)
+		}
+		if p := kinds["GCPBackendPolicy"]; c.backend > 0 {
+			if got := values.At(p, "/spec/default/timeoutSec"); fmt.Sprint(got) != fmt.Sprint(c.backend) {
+				t.Errorf("%s: timeoutSec = %v, want %d", c.name, got, c.backend)
+			}
+		}
+	}
+}
