@@ -157,14 +157,14 @@ func TestHelmRefusesWhatLlmrenderRefuses(t *testing.T) {
 		}
 		schemaErr := strings.Contains(ourErr.Error(), "schema")
 		if len(ids) == 0 && !schemaErr {
-			continue // refused before the schema, where llmrender is stricter than Helm on purpose (README)
+			continue // refused before the schema, where llmrender is stricter than Helm on purpose (docs/helm.md)
 		}
 		helmCan := schemaErr
 		for _, id := range ids {
 			helmCan = helmCan || !llmrenderOnly[id]
 		}
 		if !helmCan {
-			continue // only rules plain Helm cannot check (the README lists them)
+			continue // only rules plain Helm cannot check (docs/rules.md marks them)
 		}
 		_, helmErr := runTool(t, helm, "template", "llm", dir, "-f", f)
 		if helmErr == nil {

@@ -255,7 +255,7 @@ func TestKustomizeShowsErrors(t *testing.T) {
 			t.Errorf("kustomize's output lacks %q:\n%v", want, err)
 		}
 	}
-	// The trap the README warns about: without --enable-exec kustomize
+	// The trap docs/integrations.md warns about: without --enable-exec kustomize
 	// skips the generator and succeeds with nothing.
 	out, err := runTool(t, tool(t, "LLMRENDER_KUSTOMIZE"), "build", "--enable-alpha-plugins", dir)
 	if err != nil || strings.TrimSpace(out) != "" {

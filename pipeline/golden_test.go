@@ -66,7 +66,7 @@ func TestGoldenExamples(t *testing.T) {
 	}
 }
 
-// The README says the built-in chart needs under 1,000 template steps and
+// docs/security.md (Limits) says the built-in chart needs under 1,000 template steps and
 // 1 MiB of the render's byte budget for any example: the defaults
 // (1,000,000 and 256 MiB) leave a wide margin.
 func TestExamplesNeedLittleBudget(t *testing.T) {

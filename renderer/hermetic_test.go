@@ -8,7 +8,7 @@ import (
 
 // Every function that reads the clock, the environment, the network,
 // randomness, the machine's files or memory addresses either gives the
-// same result everywhere or fails naming itself (README, "Functions that
+// same result everywhere or fails naming itself (docs/security.md, "Functions that
 // would make renders differ").
 func TestHermeticFunctions(t *testing.T) {
 	t.Setenv("TZ", "Pacific/Kiritimati")

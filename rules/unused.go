@@ -65,7 +65,7 @@ func (w *Workload) builtinProgram() bool {
 
 // removed is a key the chart no longer reads. Values files that still set
 // it are accepted, with this warning naming what replaces it, for the
-// compatibility period the README gives ("Compatibility of values"); the
+// compatibility period docs/models.md gives ("Compatibility of values"); the
 // schema keeps the key as "deprecated" until then, and refuses it after.
 func removed(ptr, since, until, instead string) unusedField {
 	return unusedField{ptr, func(*Workload) string {

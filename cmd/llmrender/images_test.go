@@ -155,7 +155,7 @@ func renderedImages(t *testing.T, args ...string) map[string]bool {
 	return out
 }
 
-// byHand is an image's reference in a mirror as README.md describes it.
+// byHand is an image's reference in a mirror as docs/usage.md describes it.
 func byHand(mirror, ref string) string {
 	host, path := "docker.io", ref
 	if first, rest, ok := strings.Cut(ref, "/"); ok && (strings.ContainsAny(first, ".:") || first == "localhost") {

@@ -19,7 +19,7 @@ import (
 )
 
 // The exceptions to the Pod Security Standards "baseline" profile that
-// llmrender's fabrics need, as the vendors' recipes run them (the README
+// llmrender's fabrics need, as the vendors' recipes run them (docs/security.md
 // lists them per fabric): GKE's GPUDirect pods mount host paths (the
 // driver's libraries, /sys and /proc/sys for the receive daemon, TCPXO's
 // aperture devices, gIB's plugin), the daemons add NET_ADMIN (and
