@@ -79,7 +79,7 @@ BIN       := $(CURDIR)/bin/llmrender
 
 export GOTOOLCHAIN = local
 
-.PHONY: all build render test unit e2e lint golden bench tools sim-tools host-tools fuzz clean
+.PHONY: all build render test unit e2e lint golden docs bench tools sim-tools host-tools fuzz clean dist
 
 all: build
 
@@ -99,15 +99,19 @@ lint:
 	$(GO) vet -tags nopostrender ./...
 	$(GO) vet -tags e2e ./e2e/...
 	cd e2e/cluster && $(GO) vet -tags e2e ./...
+	cd hack/dist && $(GO) vet ./...
 
-# The race run is -short: the whole model x accelerator x mode matrix and
-# the walk of every field in every mode take minutes under the race
-# detector, so they run once more, whole, without it.
+# The race run is -short: the whole model x accelerator x mode matrix, the
+# walk of every field in every mode, the servers of every profile and the
+# injection into every string field take minutes under the race detector,
+# so they sample there and run once more, whole, without it. Every run
+# names its timeout, at least twice what a busy two-core machine takes
+# (docs/testing.md has the measured times).
 unit:
-	$(GO) test -race -short -count=1 ./...
-	$(GO) test -count=1 -run '^(TestMatrix|TestEveryFieldCountsInEveryMode)$$' ./pipeline
-	$(GO) test -tags nopostrender -count=1 ./postrender
-	cd e2e/cluster && $(GO) test -count=1 ./...
+	$(GO) test -race -short -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 20m -run '^(TestMatrix|TestEveryFieldCountsInEveryMode|TestServeChartAndRulesAgree|TestInjectionIntoEveryStringField)$$' ./pipeline
+	$(GO) test -tags nopostrender -count=1 -timeout 10m ./postrender
+	cd e2e/cluster && $(GO) test -count=1 -timeout 10m ./...
 
 # End-to-end tests against real tools built here: e2e/ (helm, kustomize,
 # kube-apiserver) and e2e/cluster/, its own module, which runs the renders
@@ -156,6 +160,12 @@ $(ARGOCD_CMP): hack/argocd-cmp/go.mod hack/argocd-cmp/main.go
 # Rewrite golden files from the current output. Review the diff before committing.
 golden:
 	$(GO) test ./... -run Golden -update
+
+# The references made from the code: docs/rules.md (the rules' registry),
+# docs/values.md (the values schema) and the chart's list of rule IDs;
+# internal/reference's tests fail when they are stale.
+docs:
+	$(GO) run ./hack/docs
 
 # Benchmarks: in process (go test -bench), then whole processes side by side
 # with helm template and kustomize's helmCharts (hack/bench); the results go
@@ -268,3 +278,43 @@ fuzz:
 		echo "== $$name ($$pkg, $(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || exit 1; \
 	done
+
+# Release artifacts (docs/install.md): make dist writes dist/, replaced
+# whole, with hack/dist (a module of its own: go-containerregistry builds
+# the function image there, without a container engine): the CLI's archives
+# for linux and darwin on amd64 and arm64, the function image for
+# linux/amd64 and linux/arm64 as an OCI image layout and as one tar, the
+# chart's Helm package, the module's CycloneDX SBOM and SHA256SUMS over them
+# all. Two runs at one commit write identical bytes: every time in them is
+# the commit's (SOURCE_DATE_EPOCH), never the clock's.
+#
+# VERSION is SemVer from git tags: on a tagged commit the tag (v1.2.3), past
+# one git describe's v1.2.3-N-gHASH; with no tag yet, a pseudo version as Go
+# writes one, v0.0.0-YYYYMMDDHHMMSS-HASH (the commit's time in UTC and 12
+# digits of its hash). Either ends in -dirty when tracked files differ from
+# the commit. VERSION, COMMIT and SOURCE_DATE_EPOCH may be given instead
+# (make dist VERSION=v1.2.3); DIST_SRC is the source tree built (the e2e
+# suite builds copies of the checkout).
+DIST     ?= $(CURDIR)/dist
+DIST_SRC ?= $(CURDIR)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSION  ?= $(shell git describe --tags --match 'v[0-9]*' --abbrev=12 --dirty 2>/dev/null || \
+	{ git rev-parse -q --verify HEAD >/dev/null && \
+	echo "v0.0.0-$$(TZ=UTC0 git log -1 --date=format-local:%Y%m%d%H%M%S --format=%cd)-$$(git rev-parse --short=12 HEAD)$$(git diff --quiet HEAD -- || echo -dirty)"; } 2>/dev/null)
+# The SBOM's generator, installed from the module proxy; -trimpath because
+# the SBOM names it with its binary's hashes.
+CYCLONEDX_GOMOD_VERSION := v1.10.0
+CYCLONEDX_GOMOD := $(TOOLS)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
+DIST_TOOL := $(TOOLS)/llmrender-dist/llmrender-dist
+
+dist: $(DIST_TOOL) $(CYCLONEDX_GOMOD)
+	$(DIST_TOOL) build -src $(DIST_SRC) -out $(DIST) -version '$(VERSION)' -commit '$(COMMIT)' \
+		-epoch '$(SOURCE_DATE_EPOCH)' -cyclonedx-gomod $(CYCLONEDX_GOMOD) -go $(GO)
+
+$(DIST_TOOL): hack/dist/go.mod hack/dist/go.sum $(wildcard hack/dist/*.go)
+	cd hack/dist && $(GO) build -o $@ .
+
+$(CYCLONEDX_GOMOD):
+	@mkdir -p $(dir $@)
+	GOBIN=$(dir $@) $(GO) install -trimpath github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
