@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/llmrender/llmrender/e2e/sandbox"
 )
@@ -68,6 +69,9 @@ type record struct {
 	Net string `json:"net,omitempty"`
 }
 
+// actingOnSignal is how long a stand-in takes to act on a signal.
+const actingOnSignal = 200 * time.Millisecond
+
 // standIn is the program a stand-in runs; it returns its exit status.
 func standIn() int {
 	dir := os.Getenv(envRecords)
@@ -84,12 +88,22 @@ func standIn() int {
 	signal.Notify(ch, sigs...)
 	rec := record{Argv: os.Args, PID: os.Getpid(), PPID: os.Getppid(), IntIgnored: intIgnored}
 
-	// A sleep of a few seconds is the pause between two checks of a
-	// marker, not a program: it is recorded apart and never counted.
+	// A sleep of a few seconds is the pause between two checks (of a
+	// marker, or of a process group passed a signal), not a program: it is
+	// recorded apart and never counted. It sleeps as sleep does, so that a
+	// loop around it goes on.
 	if name == "sleep" && len(args) == 1 && args[0] != "infinity" {
 		writeRecord(dir, fmt.Sprintf("poll.%d", os.Getpid()), rec)
-		s := <-ch
-		return 128 + int(s.(syscall.Signal))
+		var wake <-chan time.Time // nil, never ready: an argument it cannot read
+		if secs, err := strconv.ParseFloat(strings.TrimSuffix(args[0], "s"), 64); err == nil {
+			wake = time.After(time.Duration(secs * float64(time.Second)))
+		}
+		select {
+		case s := <-ch:
+			return 128 + int(s.(syscall.Signal))
+		case <-wake:
+			return 0
+		}
 	}
 	n := claim(dir)
 	at, _ := strconv.Atoi(os.Getenv(envAt))
@@ -106,6 +120,9 @@ func standIn() int {
 		fmt.Println(strings.TrimSuffix(socketLine, "Socket") + rec.Net)
 	}
 	s := <-ch
+	// A program takes a moment to act on a signal (a checkpoint, a
+	// drain): a script that leaves PID 1 meanwhile has it killed first.
+	time.Sleep(actingOnSignal)
 	rec.Signal = sandbox.SignalName(s.(syscall.Signal))
 	writeRecord(dir, fmt.Sprintf("signal.%d", n), rec)
 	status, err := strconv.Atoi(os.Getenv(envStatus))

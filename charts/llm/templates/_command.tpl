@@ -52,9 +52,12 @@ to be killed later without one), also a signal that came before it
 started; and waits for it. A
 trapped signal interrupts wait with a status above 128 while the program
 runs on, so llm_run waits again after a signal; a status at or below 128
-is the program's own, reported once. It returns the program's status, or
-after TERM or INT leaves the script with it: nothing after the program
-(a marker saying the step is done) runs. POSIX sh. Input: none.
+is the program's own, reported once. After TERM or INT it waits until
+the program's whole group has ended (a container ends when its PID 1
+does, and the kernel kills what is left without a signal), then leaves
+the script with the program's status: nothing after the program (a
+marker saying the step is done) runs. Otherwise it returns the program's
+status. POSIX sh. Input: none.
 */}}
 {{- define "llm.sh.run" -}}
 # llm_run: runs a program, passing TERM and INT on to it, and returns its status
@@ -70,6 +73,7 @@ llm_run() {
     wait "$llm_pid" && llm_status=0 || llm_status=$?
     [ -n "$llm_woke" ] && [ "$llm_status" -gt 128 ] || break
   done
+  while [ -n "$llm_sig" ] && kill -0 "-$llm_pid" 2>/dev/null; do sleep 1 || break; done
   trap - TERM INT
   [ -z "$llm_sig" ] || exit "$llm_status"
   return "$llm_status"
