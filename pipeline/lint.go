@@ -16,14 +16,13 @@ const WaivedRulesAnnotation = "llmrender.dev/waived-rules"
 // Lint runs the manifest rules over objects read from files (any manifests,
 // not only llmrender's). Findings name the file and line of each object.
 func Lint(objs []*renderer.Object, opts LintOptions) (kept, waived []rules.Finding, err error) {
-	decoded, err := Decode(objs)
-	if err != nil {
-		return nil, nil, err
+	l := newLinter(opts)
+	for _, o := range objs {
+		if err := l.add(o); err != nil {
+			return nil, nil, err
+		}
 	}
-	for i := range decoded {
-		decoded[i].Line = objs[i].Line
-	}
-	kept, waived = lint(decoded, opts)
+	kept, waived = l.findings()
 	return kept, waived, nil
 }
 
@@ -34,39 +33,81 @@ type LintOptions struct {
 	RequireDigests bool
 }
 
-// LintFiles is Lint over manifest files, read one object at a time: only
-// each object's decoded tree is kept, so linting costs about what the
-// objects hold, not the parser's copies of them. It returns how many
+// LintFiles is Lint over manifest files, streamed: each object is read,
+// checked and dropped, and only findings (and what the rules relating
+// objects need of them) are kept, so linting a dump of a cluster costs
+// memory for its findings, not for its objects. It returns how many
 // objects there were. The same object twice (in two files of a directory,
 // say) is a warning (LR022), and both are linted. Findings about a field
 // name the field's own line.
 func LintFiles(files []renderer.Rendered, opts LintOptions) (kept, waived []rules.Finding, objects int, err error) {
-	var decoded []rules.Object
+	l := newLinter(opts)
 	var repeats []rules.Finding
-	decode := func(o *renderer.Object) (rules.Object, error) {
-		d, err := Decode([]*renderer.Object{o})
-		if err != nil {
-			return rules.Object{}, err
-		}
-		d[0].Line = o.Line
-		return d[0], nil
-	}
 	err = renderer.EachManifestKeepingRepeats(files, func(o *renderer.Object, first string) {
 		if d, err := decode(o); err == nil {
 			repeats = append(repeats, rules.Repeated(d, first))
 		}
 	}, func(o *renderer.Object) error {
-		d, err := decode(o)
-		decoded = append(decoded, d)
-		return err
+		objects++
+		return l.add(o)
 	})
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	kept, waived = lint(decoded, opts)
+	kept, waived = l.findings()
 	kept = append(kept, repeats...)
 	kept, waived = atFieldLines(files, kept), atFieldLines(files, waived)
-	return kept, waived, len(decoded), nil
+	return kept, waived, objects, nil
+}
+
+// linter checks objects one at a time, remembering which rules each
+// object waives.
+type linter struct {
+	checker *rules.ObjectChecker
+	waivers map[string][]string // Where of an object -> the rule IDs it waives
+}
+
+func newLinter(opts LintOptions) *linter {
+	facts := rules.FactsFrom(builtinValues())
+	facts.RequireDigests = opts.RequireDigests
+	return &linter{checker: rules.NewObjectChecker(facts), waivers: map[string][]string{}}
+}
+
+func (l *linter) add(o *renderer.Object) error {
+	d, err := decode(o)
+	if err != nil {
+		return err
+	}
+	meta, _ := d.Doc["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	if list, _ := ann[WaivedRulesAnnotation].(string); list != "" {
+		l.waivers[d.Where()] = strings.Split(strings.ReplaceAll(list, " ", ""), ",")
+	}
+	l.checker.Add(d)
+	return nil
+}
+
+// findings are the findings of every object added, those an object
+// waives apart.
+func (l *linter) findings() (kept, waived []rules.Finding) {
+	for _, f := range l.checker.Findings() {
+		if ids, ok := l.waivers[f.Where]; ok && slices.Contains(ids, f.Rule) {
+			waived = append(waived, f)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept, waived
+}
+
+// decode is one object as the rules read it, at its line in its file.
+func decode(o *renderer.Object) (rules.Object, error) {
+	d, err := Decode([]*renderer.Object{o})
+	if err != nil {
+		return rules.Object{}, err
+	}
+	d[0].Line = o.Line
+	return d[0], nil
 }
 
 // atFieldLines moves each finding about a field of an object read from a
@@ -81,25 +122,4 @@ func atFieldLines(files []renderer.Rendered, fs []rules.Finding) []rules.Finding
 	}
 	rules.Sort(fs)
 	return fs
-}
-
-func lint(decoded []rules.Object, opts LintOptions) (kept, waived []rules.Finding) {
-	waivers := map[string][]string{} // Where prefix of an object -> rule IDs
-	for i := range decoded {
-		meta, _ := decoded[i].Doc["metadata"].(map[string]any)
-		ann, _ := meta["annotations"].(map[string]any)
-		if list, _ := ann[WaivedRulesAnnotation].(string); list != "" {
-			waivers[decoded[i].Where()] = strings.Split(strings.ReplaceAll(list, " ", ""), ",")
-		}
-	}
-	facts := rules.FactsFrom(builtinValues())
-	facts.RequireDigests = opts.RequireDigests
-	for _, f := range rules.CheckObjects(decoded, facts) {
-		if ids, ok := waivers[f.Where]; ok && slices.Contains(ids, f.Rule) {
-			waived = append(waived, f)
-			continue
-		}
-		kept = append(kept, f)
-	}
-	return kept, waived
 }

@@ -1,6 +1,7 @@
 package renderer
 
 import (
+	"iter"
 	"strings"
 	"unicode"
 )
@@ -15,7 +16,8 @@ type document struct {
 
 // separators finds Helm's document separators (helm v3.22.0
 // pkg/releaseutil manifest.go, SplitManifests: the expression
-// `(?:^|\s*\n)---\s*`), as FindAllStringIndex would, without the regular
+// `(?:^|\s*\n)---\s*`), the start and end FindAllStringIndex would give,
+// one pair at a time (a dump of many objects keeps no list), without the regular
 // expression: its "\s*\n" may start at every white space of a manifest,
 // which made it a tenth of a render. A separator is "---" at the start of
 // text, or after a line end and the white space before that; the white
@@ -23,27 +25,32 @@ type document struct {
 // it: "---apiVersion: v1", which `{{- -}}` around a separator leaves,
 // starts a document. TestSeparatorsAreDocSep holds this to Helm's
 // expression.
-func separators(text string) [][]int {
-	var out [][]int
-	from := 0
-	if strings.HasPrefix(text, "---") {
-		end := skipSpace(text, 3)
-		out = append(out, []int{0, end})
-		from = end
-	}
-	for {
-		i := strings.Index(text[from:], "\n---")
-		if i < 0 {
-			return out
+func separators(text string) iter.Seq2[int, int] {
+	return func(yield func(start, end int) bool) {
+		from := 0
+		if strings.HasPrefix(text, "---") {
+			end := skipSpace(text, 3)
+			if !yield(0, end) {
+				return
+			}
+			from = end
 		}
-		nl := from + i
-		start := nl
-		for start > from && isSpace(text[start-1]) {
-			start--
+		for {
+			i := strings.Index(text[from:], "\n---")
+			if i < 0 {
+				return
+			}
+			nl := from + i
+			start := nl
+			for start > from && isSpace(text[start-1]) {
+				start--
+			}
+			end := skipSpace(text, nl+4)
+			if !yield(start, end) {
+				return
+			}
+			from = end
 		}
-		end := skipSpace(text, nl+4)
-		out = append(out, []int{start, end})
-		from = end
 	}
 }
 
@@ -84,11 +91,11 @@ func eachDocument(text string, fn func(document) error) error {
 	lead := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
 	body := strings.TrimSpace(text)
 	start := 0
-	for _, m := range separators(body) {
-		if err := emit(lead+start, lead+m[0]); err != nil {
+	for sepStart, sepEnd := range separators(body) {
+		if err := emit(lead+start, lead+sepStart); err != nil {
 			return err
 		}
-		start = m[1]
+		start = sepEnd
 	}
 	return emit(lead+start, lead+len(body))
 }

@@ -415,7 +415,11 @@ func TestSeparatorsAreDocSep(t *testing.T) {
 		}
 		text := b.String()
 		want := docSep.FindAllStringIndex(text, -1)
-		if got := separators(text); !slices.EqualFunc(got, want, slices.Equal[[]int]) {
+		var got [][]int
+		for start, end := range separators(text) {
+			got = append(got, []int{start, end})
+		}
+		if !slices.EqualFunc(got, want, slices.Equal[[]int]) {
 			t.Fatalf("%q: separators %v, docSep %v", text, got, want)
 		}
 	}

@@ -118,20 +118,11 @@ func FactsFrom(v map[string]any) Facts {
 
 // CheckObjects runs every manifest rule over a set of objects.
 func CheckObjects(objs []Object, facts Facts) []Finding {
-	var fs []Finding
-	for _, rule := range []func([]Object) []Finding{
-		func(objs []Object) []Finding { return rwoShared(objs, facts) },
-		func(objs []Object) []Finding { return fabricWiring(objs, facts) },
-		func(objs []Object) []Finding { return nprocMatchesDevices(objs, facts) },
-		func(objs []Object) []Finding { return undigestedImages(objs, facts) },
-		func(objs []Object) []Finding { return foreignDevices(objs, facts) },
-		func(objs []Object) []Finding { return boundToNamespace(objs, facts) },
-		indexedJobWiring, petWithoutElastic, rayJobs, gangSizes, sharedMemory, mutableImages, mpiSlots, plainSecrets, jobSetPolicies, pickerConfigs,
-	} {
-		fs = append(fs, rule(objs)...)
+	c := NewObjectChecker(facts)
+	for _, o := range objs {
+		c.Add(o)
 	}
-	Sort(fs)
-	return fs
+	return c.Findings()
 }
 
 var nprocRE = lazy.Regexp(`--nproc[_-]per[_-]node[= ]+(\d+)\b`)

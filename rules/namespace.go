@@ -19,48 +19,67 @@ import (
 // metadata.namespace (a kustomize base's, which overlays move) or, where it
 // has none, the one it was rendered for when nobody chose it (a render
 // with --namespace is meant for that namespace, and says nothing).
-func boundToNamespace(objs []Object, facts Facts) []Finding {
-	if facts.NamespaceChosen {
-		return nil
+//
+// namespaceHits are the ways one object names its namespace, by field. A
+// reference to an object by name and namespace counts only when the name
+// is an object of the output, known once every object has been seen.
+type namespaceHits struct {
+	ns     string
+	fields []string           // sorted
+	found  map[string][]nsHit // field -> what names the namespace there
+	at     map[string]Finding // field -> the finding, without its message
+}
+
+type nsHit struct{ what, ifObject string }
+
+// namespaceHits finds the ways o names the namespace it is bound to.
+func (c *ObjectChecker) namespaceHits(o Object) namespaceHits {
+	ns := o.namespace()
+	if ns == "" {
+		ns = c.facts.Namespace
 	}
-	names := map[string]bool{} // the output's objects by name, for references
-	for _, o := range objs {
-		names[o.name()] = true
+	if ns == "" {
+		return namespaceHits{}
 	}
-	var out []Finding
-	matchers := map[string]*namespaceMatcher{}
-	for _, o := range objs {
-		ns := o.namespace()
-		if ns == "" {
-			ns = facts.Namespace
+	m := c.matchers[ns]
+	if m == nil {
+		m = newNamespaceMatcher(ns)
+		c.matchers[ns] = m
+	}
+	h := namespaceHits{ns: ns, found: map[string][]nsHit{}, at: map[string]Finding{}}
+	walkStrings(o.Doc, "", func(field string, parent map[string]any, key, s, prev string) {
+		if field == "metadata.namespace" {
+			return
 		}
-		if ns == "" {
+		if what, ifObject := m.in(field, parent, key, s, prev); what != "" {
+			if _, ok := h.found[field]; !ok {
+				h.fields = append(h.fields, field)
+				h.at[field] = objFinding("LR024", Warning, o, field, "")
+			}
+			h.found[field] = append(h.found[field], nsHit{what, ifObject})
+		}
+	})
+	sort.Strings(h.fields)
+	return h
+}
+
+// findings are the warnings of h, given the names of the output's objects.
+func (h namespaceHits) findings(names map[string]bool) []Finding {
+	var out []Finding
+	for _, field := range h.fields {
+		var whats []string
+		for _, hit := range h.found[field] {
+			if hit.ifObject == "" || names[hit.ifObject] {
+				whats = append(whats, hit.what)
+			}
+		}
+		if len(whats) == 0 {
 			continue
 		}
-		m := matchers[ns]
-		if m == nil {
-			m = newNamespaceMatcher(ns)
-			matchers[ns] = m
-		}
-		found := map[string][]string{} // field -> what names the namespace there
-		walkStrings(o.Doc, "", func(field string, parent map[string]any, key, s, prev string) {
-			if field == "metadata.namespace" {
-				return
-			}
-			if what := m.in(field, parent, key, s, prev, names); what != "" {
-				found[field] = append(found[field], what)
-			}
-		})
-		fields := make([]string, 0, len(found))
-		for f := range found {
-			fields = append(fields, f)
-		}
-		sort.Strings(fields)
-		for _, f := range fields {
-			out = append(out, objFinding("LR024", Warning, o, f,
-				"%s names namespace %q, which does not follow the output when it is applied in another namespace (kustomize's namespace transformer, kubectl apply -n, Argo CD's destination namespace); apply it in %s, or render it for the namespace it runs in (--namespace; the KRM function: its config's metadata.namespace)",
-				strings.Join(found[f], "; "), ns, ns))
-		}
+		f := h.at[field]
+		f.Message = fmt.Sprintf("%s names namespace %q, which does not follow the output when it is applied in another namespace (kustomize's namespace transformer, kubectl apply -n, Argo CD's destination namespace); apply it in %s, or render it for the namespace it runs in (--namespace; the KRM function: its config's metadata.namespace)",
+			strings.Join(whats, "; "), h.ns, h.ns)
+		out = append(out, f)
 	}
 	return out
 }
@@ -80,8 +99,9 @@ func newNamespaceMatcher(ns string) *namespaceMatcher {
 }
 
 // in says how s, at field (key of parent, after prev in a list), names
-// the namespace; "" when it does not.
-func (m *namespaceMatcher) in(field string, parent map[string]any, key, s, prev string, names map[string]bool) string {
+// the namespace ("" when it does not), and the object it refers to when it
+// counts only if that object is in the output.
+func (m *namespaceMatcher) in(field string, parent map[string]any, key, s, prev string) (what, ifObject string) {
 	ns := m.ns
 	switch {
 	case key == "config.kubernetes.io/depends-on":
@@ -92,27 +112,27 @@ func (m *namespaceMatcher) in(field string, parent map[string]any, key, s, prev 
 			}
 		}
 		if len(refs) > 0 {
-			return fmt.Sprintf("the apply order (depends-on %s)", strings.Join(refs, ", "))
+			return fmt.Sprintf("the apply order (depends-on %s)", strings.Join(refs, ", ")), ""
 		}
-		return ""
+		return "", ""
 	case key == "namespace" && s == ns:
-		if name, _ := parent["name"].(string); names[name] {
-			return fmt.Sprintf("the reference to %s with its namespace", name)
+		if name, _ := parent["name"].(string); name != "" {
+			return fmt.Sprintf("the reference to %s with its namespace", name), name
 		}
 	case key == "value" && s == ns && strings.Contains(strings.ToUpper(str(parent, "name")), "NAMESPACE"):
-		return fmt.Sprintf("the variable %s, a literal (the downward API's metadata.namespace follows the pod)", str(parent, "name"))
+		return fmt.Sprintf("the variable %s, a literal (the downward API's metadata.namespace follows the pod)", str(parent, "name")), ""
 	case s == ns && strings.HasPrefix(prev, "-") && strings.HasSuffix(prev, "namespace"):
-		return fmt.Sprintf("the flag %s %s", prev, ns)
+		return fmt.Sprintf("the flag %s %s", prev, ns), ""
 	}
 	switch {
 	case m.promQL.MatchString(s):
-		return "a PromQL matcher on its namespace label"
+		return "a PromQL matcher on its namespace label", ""
 	case m.dns.MatchString(s):
-		return fmt.Sprintf("the DNS name %s", m.dns.FindString(s))
+		return fmt.Sprintf("the DNS name %s", m.dns.FindString(s)), ""
 	case m.flag.MatchString(s):
-		return fmt.Sprintf("the flag %s", strings.TrimSpace(m.flag.FindString(s)))
+		return fmt.Sprintf("the flag %s", strings.TrimSpace(m.flag.FindString(s))), ""
 	}
-	return ""
+	return "", ""
 }
 
 // walkStrings calls fn for every string in a decoded tree, with its field
