@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"errors"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
@@ -87,6 +90,79 @@ func TestChartRefusesInLlmrendersWords(t *testing.T) {
 	}
 	if compared < 30 {
 		t.Errorf("only %d of the chart's refusals compared", compared)
+	}
+}
+
+// checksChart is the built-in chart with its checks for plain Helm
+// (templates/rules.yaml and the helpers) and none of its manifests: what
+// llmrender's render of it leaves out.
+var checksChart = sync.OnceValues(func() (*Chart, error) {
+	c, err := BuiltinChart()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(llm.FS, "templates")
+	if err != nil {
+		return nil, err
+	}
+	var manifests []string
+	for _, e := range entries {
+		if name := "templates/" + e.Name(); !strings.HasPrefix(e.Name(), "_") && name != chartChecks {
+			manifests = append(manifests, name)
+		}
+	}
+	tree, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true, Omit: manifests})
+	if err != nil {
+		return nil, err
+	}
+	tree.Metadata.Name = "llm-checks"                                // not the chart llmrender checks
+	return &Chart{Chart: tree, schema: c.schema, trusted: true}, nil // the same defaults
+})
+
+// checkChartAccepts fails the test when the chart's own checks refuse
+// values llmrender accepted: llmrender leaves those checks out of its
+// renders, as its rules refuse everything they refuse.
+func checkChartAccepts(t *testing.T, set string, sources values.Sources) {
+	t.Helper()
+	checks, err := checksChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Render(Request{Chart: checks, Sources: sources}); err != nil {
+		t.Errorf("%s: llmrender accepts it, the chart's own checks refuse it:\n%v", set, err)
+	}
+}
+
+// The chart's own checks refuse nothing llmrender accepts, for every
+// example and every file of the bad corpus llmrender takes (TestMatrix
+// holds the same for a third of the matrix, chosen by each case's text).
+func TestChartRefusesNothingLlmrenderAccepts(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := filepath.Glob("../testdata/bad/*.yaml")
+	accepted := 0
+	for _, f := range append(paths, bad...) {
+		src := values.Sources{Files: []string{f}}
+		if _, err := Render(Request{Chart: c, Sources: src}); err != nil {
+			continue
+		}
+		checkChartAccepts(t, f, src)
+		accepted++
+	}
+	if accepted < 30 {
+		t.Errorf("only %d files accepted", accepted)
+	}
+	// The checks do refuse: a waiver of a rule that does not exist.
+	checks, _ := checksChart()
+	_, err = Render(Request{Chart: checks, Sources: values.Sources{Set: []string{"rules.waive[0]=LR999"}}})
+	if err == nil || !strings.Contains(err.Error(), "LR011: /rules/waive/0") {
+		t.Errorf("the checks chart does not check: %v", err)
 	}
 }
 

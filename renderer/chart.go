@@ -13,6 +13,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,6 +111,9 @@ type LoadOptions struct {
 	// errors. Without it, values.yaml is read as Helm reads it
 	// (values.ParseHelmYAML).
 	StrictValues bool
+	// Omit are files of the chart (paths such as templates/x.yaml) loaded
+	// as if absent.
+	Omit []string
 }
 
 func (ld *loader) take(where string, n int64) error {
@@ -177,7 +181,7 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Chart, error) {
 				}
 				return nil
 			}
-			if ignore.match(name, false) {
+			if ignore.match(name, false) || slices.Contains(opts.Omit, name) {
 				return nil
 			}
 			data, err := safeio.ReadFileFS(fsys, name, min(MaxChartFile, ld.bytesLeft))

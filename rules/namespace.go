@@ -103,6 +103,9 @@ func newNamespaceMatcher(ns string) *namespaceMatcher {
 // counts only if that object is in the output.
 func (m *namespaceMatcher) in(field string, parent map[string]any, key, s, prev string) (what, ifObject string) {
 	ns := m.ns
+	if !strings.Contains(s, ns) {
+		return "", "" // every way below spells the namespace out in s
+	}
 	switch {
 	case key == "config.kubernetes.io/depends-on":
 		var refs []string
