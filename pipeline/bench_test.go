@@ -40,6 +40,47 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
+// BenchmarkRenderCatalogSize renders S4 with the built-in catalog and with
+// a hundred more models and a hundred more accelerator profiles (copies of
+// its own under new names): a render selects one of each, so what it
+// costs should not grow with the others.
+func BenchmarkRenderCatalogSize(b *testing.B) {
+	builtin, err := BuiltinChart()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, extra := range []int{0, 100} {
+		b.Run(fmt.Sprintf("extra-%d", extra), func(b *testing.B) {
+			tree, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			catalog := tree.Values["catalog"].(map[string]any)
+			for _, table := range []string{"models", "accelerators"} {
+				entries := catalog[table].(map[string]any)
+				names := values.SortedKeys(entries)
+				for i := range extra {
+					entries[fmt.Sprintf("bench-%03d-%s", i, names[i%len(names)])] = values.DeepCopy(entries[names[i%len(names)]])
+				}
+			}
+			// The copies are valid entries, so the defaults still pass the
+			// whole schema, as the built-in chart's do.
+			c := &Chart{Chart: tree, schema: builtin.schema, trusted: true}
+			req := Request{Chart: c, Sources: values.Sources{Files: []string{"../examples/s4-eks-trn1-llama2-pretrain-mpijob.yaml"}}, Options: renderer.Options{ReleaseName: "llm"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := Render(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := renderer.WriteStream(io.Discard, res.Objects); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkValidate is values loading, merging and schema validation alone.
 func BenchmarkValidate(b *testing.B) {
 	c, err := BuiltinChart()

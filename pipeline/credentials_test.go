@@ -12,7 +12,7 @@ import (
 // finds what redact finds, and only that: each sample is rendered by the
 // engine alone, without llmrender's rules in front of it.
 func TestChartCredentialPatternsMatchRedact(t *testing.T) {
-	c, err := BuiltinChart()
+	c, err := checksChart()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,13 @@ func mergeValues(req Request) (*processed, error) {
 		pos.Overlay(l.Positions)
 	}
 	merged := proc.Values
-	if found := rules.Credentials(merged, pos); len(found) > 0 {
+	// The built-in chart's defaults hold no credential (a test holds them
+	// to it), so only the values given are searched, not the catalog.
+	searched := merged
+	if req.Chart.trusted {
+		searched = user
+	}
+	if found := rules.Credentials(searched, pos); len(found) > 0 {
 		return nil, &rules.Failed{Findings: found}
 	}
 	if req.Chart.hasDomainRules() {

@@ -3,9 +3,11 @@ package pipeline
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/examples"
+	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -22,6 +24,24 @@ func TestBuiltinDefaultsPassTheirWholeSchema(t *testing.T) {
 	}
 	if vs := s.Validate(values.DeepCopy(c.Values).(map[string]any), values.NewPositions()); vs != nil {
 		t.Fatalf("the built-in chart's defaults fail its schema:\n%v", vs)
+	}
+}
+
+// The built-in chart's defaults hold no credential: a render searches only
+// the values it is given for them (LR009), not the catalog.
+func TestBuiltinDefaultsHoldNoCredential(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found := rules.Credentials(c.Values, values.NewPositions()); len(found) > 0 {
+		t.Fatalf("the built-in chart's defaults hold credentials: %v", found)
+	}
+	// And the search would find one there.
+	v := values.DeepCopy(c.Values).(map[string]any)
+	v["catalog"].(map[string]any)["note"] = "hf_" + strings.Repeat("x", 34)
+	if found := rules.Credentials(v, values.NewPositions()); len(found) != 1 {
+		t.Fatalf("a token in the catalog: %v", found)
 	}
 }
 
