@@ -35,7 +35,10 @@ type config struct {
 	runs, warmup               int
 	goBench                    string // output of the in-process benchmarks, copied into the report
 	out                        string
-	repoFiles, repoRuns        int // the whole-repository run: values files, timed runs
+	repoFiles, repoRuns        int    // the whole-repository run: values files, timed runs
+	baseline                   string // the committed baseline the gate compares with
+	writeBaseline              bool   // write this run's figures to baseline instead
+	notes                      string // a section written by hand, copied to the end of the report
 }
 
 func run() error {
@@ -49,6 +52,9 @@ func run() error {
 	flag.StringVar(&c.out, "o", "BENCHMARKS.md", "report to write")
 	flag.IntVar(&c.repoFiles, "repo-files", 500, "values files in the whole-repository run (copies of the examples)")
 	flag.IntVar(&c.repoRuns, "repo-runs", 5, "timed runs of the whole-repository diff")
+	flag.StringVar(&c.baseline, "baseline", "", "fail when a render is slower or larger than this baseline by more than the noise")
+	flag.BoolVar(&c.writeBaseline, "write-baseline", false, "write this run's figures to -baseline instead of comparing")
+	flag.StringVar(&c.notes, "notes", "hack/bench/split.md", "markdown copied to the end of the report (\"\" for none)")
 	glob := flag.String("examples", "examples/*.yaml", "values files to render")
 	flag.Parse()
 	if c.helm == "" || c.kustomize == "" || flag.NArg() > 0 || c.runs < 1 || c.warmup < 0 {
@@ -103,8 +109,26 @@ func run() error {
 	}
 	fmt.Fprintf(os.Stderr, "%6.1f ms, %5.1f MB\n", ms(repo.wall), mb(repo.rss))
 	report := markdown(c, machine, rows, repo)
+	var regressions []string
+	if c.baseline != "" {
+		now := measured(rows, c.goBench)
+		if c.writeBaseline {
+			if err := writeBaseline(c.baseline, now); err != nil {
+				return err
+			}
+		} else if regressions, err = gate(c.baseline, now); err != nil {
+			return err
+		}
+		report += gateReport(c.baseline, regressions)
+	}
 	fmt.Print(report)
-	return os.WriteFile(c.out, []byte(report), 0o644)
+	if err := os.WriteFile(c.out, []byte(report), 0o644); err != nil {
+		return err
+	}
+	if len(regressions) > 0 {
+		return fmt.Errorf("%d regression(s) against %s:\n  %s", len(regressions), c.baseline, strings.Join(regressions, "\n  "))
+	}
+	return nil
 }
 
 // copyExecutable copies the file at path into dir, under its own name,

@@ -118,6 +118,16 @@ func markdown(c config, machine []string, rows []row, repo sample) string {
 			fmt.Fprintf(&b, "(in-process results unreadable: %v)\n", err)
 		}
 	}
+	if c.notes != "" {
+		// Measured by hand (profiles), kept beside the generated figures.
+		data, err := os.ReadFile(c.notes)
+		if err != nil {
+			fmt.Fprintf(&b, "\n(%s unreadable: %v)\n", c.notes, err)
+		} else {
+			b.WriteString("\n")
+			b.Write(data)
+		}
+	}
 	return b.String()
 }
 
@@ -126,6 +136,7 @@ type goBenchResult struct {
 	name          string
 	nsPerOp       float64
 	allocsPerOp   float64
+	bytesPerOp    float64
 	found, parsed bool
 }
 
@@ -153,6 +164,8 @@ func inProcess(file, prefix string) goBenchResult {
 				r.nsPerOp, r.parsed = v, true
 			case "allocs/op":
 				r.allocsPerOp = v
+			case "B/op":
+				r.bytesPerOp = v
 			}
 		}
 		break
