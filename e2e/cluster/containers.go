@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,6 +21,9 @@ type container struct {
 	name string
 	proc *sandbox.Process
 	out  *tailWriter
+	// stopping is set before the kubelet's SIGTERM: an end after it is
+	// the stop, not the program ending by itself.
+	stopping atomic.Bool
 }
 
 // start starts a container; false when it cannot start, which is a
@@ -75,6 +79,7 @@ func (r *Runtime) stop(p *corev1.Pod, k *container) {
 		}
 	}
 	r.mu.Unlock()
+	k.stopping.Store(true)
 	k.proc.Signal(syscall.SIGTERM)
 	select {
 	case <-k.proc.Done():

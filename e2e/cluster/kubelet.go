@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -409,7 +411,9 @@ func (r *Runtime) volumeDir(ctx context.Context, p *corev1.Pod, v *corev1.Volume
 			}
 		}
 	case v.ConfigMap != nil:
-		cm, err := r.cp.Client.CoreV1().ConfigMaps(p.Namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+		cm, err := untilFound(ctx, func() (*corev1.ConfigMap, error) {
+			return r.cp.Client.CoreV1().ConfigMaps(p.Namespace).Get(ctx, v.ConfigMap.Name, metav1.GetOptions{})
+		}, v.ConfigMap.Optional)
 		if err != nil && !(v.ConfigMap.Optional != nil && *v.ConfigMap.Optional) {
 			return "", err
 		}
@@ -418,7 +422,9 @@ func (r *Runtime) volumeDir(ctx context.Context, p *corev1.Pod, v *corev1.Volume
 		}
 		dir = own
 	case v.Secret != nil:
-		s, err := r.cp.Client.CoreV1().Secrets(p.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
+		s, err := untilFound(ctx, func() (*corev1.Secret, error) {
+			return r.cp.Client.CoreV1().Secrets(p.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
+		}, v.Secret.Optional)
 		if err != nil && !(v.Secret.Optional != nil && *v.Secret.Optional) {
 			return "", err
 		}
@@ -549,4 +555,25 @@ func (r *Runtime) socketDir() string { return filepath.Join(r.dir, "sim") }
 // socketPath is where the runtime listens on the host.
 func (r *Runtime) socketPath() string {
 	return filepath.Join(r.socketDir(), filepath.Base(standin.Socket))
+}
+
+// mountWait bounds how long a volume waits for its ConfigMap or Secret.
+const mountWait = time.Minute
+
+// untilFound gets an object a volume needs, waiting while it does not
+// exist yet, as the kubelet retries a mount: objects applied together
+// arrive in any order. An optional one is not waited for.
+func untilFound[T any](ctx context.Context, get func() (T, error), optional *bool) (T, error) {
+	deadline := time.Now().Add(mountWait)
+	for {
+		o, err := get()
+		if err == nil || !apierrors.IsNotFound(err) || (optional != nil && *optional) || time.Now().After(deadline) {
+			return o, err
+		}
+		select {
+		case <-ctx.Done():
+			return o, err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

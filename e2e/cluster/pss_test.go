@@ -25,7 +25,8 @@ import (
 // aperture devices, gIB's plugin), the daemons add NET_ADMIN (and
 // NET_BIND_SERVICE for TCPXO), TCPX's workload adds IPC_LOCK, and the
 // host-network form runs on the host's network, privileged. Azure's
-// InfiniBand pods add IPC_LOCK. Nothing else.
+// InfiniBand pods add IPC_LOCK. A Cloud TPU slice across hosts runs on the
+// host's network. Nothing else.
 var (
 	fabricHostPaths    = map[string]bool{"nvidia": true, "sys": true, "proc-sys": true, "aperture-devices": true, "gib": true}
 	fabricCapabilities = map[string]bool{"NET_ADMIN": true, "NET_BIND_SERVICE": true, "IPC_LOCK": true}
@@ -43,6 +44,13 @@ func fabricException(spec map[string]any, msg string) bool {
 	// Azure's InfiniBand pods add IPC_LOCK for the memory RDMA registers,
 	// and nothing else (Azure/aks-rdma-infiniband).
 	aksIB := strings.HasPrefix(machine, "Standard_ND96isr_")
+	// A Cloud TPU slice across hosts runs on the host's network, as
+	// JobSet's own v6e multislice example does, and needs nothing else.
+	if tpu, _ := sel["cloud.google.com/gke-tpu-accelerator"].(string); ok && tpu != "" {
+		host, _ := spec["hostNetwork"].(bool)
+		parts := pssPartRE.FindAllStringSubmatch(msg, -1)
+		return host && len(parts) == 1 && parts[0][1] == "host namespaces"
+	}
 	if !ok || (gke != "nvidia-h100-80gb" && gke != "nvidia-h100-mega-80gb" && gke != "nvidia-h200-141gb" && gke != "nvidia-b200" && !aksIB) {
 		return false
 	}

@@ -375,7 +375,7 @@ func (r *Runtime) runPod(ctx context.Context, p *corev1.Pod) {
 			go func() {
 				select {
 				case <-k.proc.Done():
-					if ctx.Err() == nil {
+					if ctx.Err() == nil && !k.stopping.Load() {
 						r.problem(p, "sidecar %s ended by itself with %d:%s", k.name, k.proc.Status(), k.out.tail())
 					}
 				case <-ctx.Done():

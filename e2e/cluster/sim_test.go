@@ -4,6 +4,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -500,7 +501,15 @@ func TestChangedAdapterFetchesOnlyItself(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := regexp.MustCompile(`/data(/\.llmrender/fetched-[0-9a-f]{12}\.done)`).FindAllStringSubmatch(fmt.Sprint(objs), -1)
+	var text strings.Builder
+	for _, o := range objs {
+		data, err := json.Marshal(o.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.Write(data)
+	}
+	parts := regexp.MustCompile(`/data(/\.llmrender/fetched-[0-9a-f]{12}\.done)`).FindAllStringSubmatch(text.String(), -1)
 	var fetched []string
 	for _, m := range parts {
 		if !slices.Contains(fetched, m[1]) {
