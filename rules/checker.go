@@ -1,12 +1,12 @@
 package rules
 
 // objectRule is one manifest rule. A rule that looks at each object alone
-// (acrossOnly nil) runs as each object arrives; one that relates objects
-// (a claim and the pods that mount it) keeps the objects acrossOnly picks
-// and runs over them at the end.
+// (keeps nil) runs as each object arrives; one that relates objects (a
+// claim and the pods that mount it) keeps the objects keeps picks and
+// runs over them at the end.
 type objectRule struct {
-	check      func([]Object, Facts) []Finding
-	acrossOnly func(Object) bool
+	check func([]Object, Facts) []Finding
+	keeps func(Object) bool
 }
 
 // objectRules are the manifest rules, in the order their findings are
@@ -53,7 +53,7 @@ func mountsClaim(o Object) bool {
 // those, not for the stream: a dump of a cluster's ConfigMaps keeps none.
 type ObjectChecker struct {
 	facts    Facts
-	found    [][]Finding // per rule of objectRules, then LR024
+	found    [][]Finding // per rule of objectRules that looks at one object
 	kept     [][]Object  // per rule that relates objects
 	names    map[string]bool
 	bound    []namespaceHits
@@ -62,7 +62,7 @@ type ObjectChecker struct {
 
 // NewObjectChecker is a checker with facts about the cluster.
 func NewObjectChecker(facts Facts) *ObjectChecker {
-	return &ObjectChecker{facts: facts, found: make([][]Finding, len(objectRules)+1), kept: make([][]Object, len(objectRules)),
+	return &ObjectChecker{facts: facts, found: make([][]Finding, len(objectRules)), kept: make([][]Object, len(objectRules)),
 		names: map[string]bool{}, matchers: map[string]*namespaceMatcher{}}
 }
 
@@ -72,9 +72,9 @@ func (c *ObjectChecker) Add(o Object) {
 	one := []Object{o}
 	for i, r := range objectRules {
 		switch {
-		case r.acrossOnly == nil:
+		case r.keeps == nil:
 			c.found[i] = append(c.found[i], r.check(one, c.facts)...)
-		case r.acrossOnly(o):
+		case r.keeps(o):
 			c.kept[i] = append(c.kept[i], o)
 		}
 	}
@@ -90,8 +90,9 @@ func (c *ObjectChecker) Add(o Object) {
 func (c *ObjectChecker) Findings() []Finding {
 	var fs []Finding
 	for i, r := range objectRules {
-		if r.acrossOnly != nil {
-			c.found[i] = r.check(c.kept[i], c.facts)
+		if r.keeps != nil {
+			fs = append(fs, r.check(c.kept[i], c.facts)...)
+			continue
 		}
 		fs = append(fs, c.found[i]...)
 	}
