@@ -126,6 +126,16 @@ func completion(model, prompt string) []byte {
 // that it came back from a server of the release, whose address it
 // returns with the response's body.
 func (a *asked) viaGateway(ctx context.Context, model, prompt string, header http.Header) (string, []byte, error) {
+	endpoint, body, err := a.send(ctx, model, prompt, header)
+	if err != nil {
+		return endpoint, body, err
+	}
+	return endpoint, body, a.cameBack(endpoint, body, model)
+}
+
+// send sends a completion through the gateway stand-in and returns where
+// the picker sent it and the response's body, an error unless 200.
+func (a *asked) send(ctx context.Context, model, prompt string, header http.Header) (string, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://gateway.test/v1/completions", bytes.NewReader(completion(model, prompt)))
 	if err != nil {
 		return "", nil, err
@@ -143,13 +153,16 @@ func (a *asked) viaGateway(ctx context.Context, model, prompt string, header htt
 	if resp.StatusCode != http.StatusOK {
 		return tr.Endpoint, body, fmt.Errorf("model %q through the picker: %d %s (endpoint %q)\n%s", model, resp.StatusCode, body, tr.Endpoint, a.picker.logs.tail(20))
 	}
-	if !a.isServer(tr.Endpoint) {
-		return tr.Endpoint, body, fmt.Errorf("the picker sent model %q to %s, which is no ready server of the release", model, tr.Endpoint)
-	}
-	if err := answered(body, model); err != nil {
-		return tr.Endpoint, body, err
-	}
 	return tr.Endpoint, body, nil
+}
+
+// cameBack checks that a completion came back from a ready server of the
+// release.
+func (a *asked) cameBack(endpoint string, body []byte, model string) error {
+	if !a.isServer(endpoint) {
+		return fmt.Errorf("the picker sent model %q to %s, which is no ready server of the release", model, endpoint)
+	}
+	return answered(body, model)
 }
 
 // direct sends a completion to one server's API port.
@@ -638,8 +651,16 @@ func scalesFromZero(ctx context.Context, a *asked) error {
 		return err
 	}
 	// A request comes: the picker holds it.
-	held := make(chan error, 1)
-	go func() { _, _, err := a.viaGateway(ctx, a.want.Model, "wake up", nil); held <- err }()
+	type answer struct {
+		endpoint string
+		body     []byte
+		err      error
+	}
+	held := make(chan answer, 1)
+	go func() {
+		endpoint, body, err := a.send(ctx, a.want.Model, "wake up", nil)
+		held <- answer{endpoint, body, err}
+	}()
 	var waiting float64
 	for deadline := time.Now().Add(60 * time.Second); waiting == 0; {
 		if time.Now().After(deadline) {
@@ -660,12 +681,19 @@ func scalesFromZero(ctx context.Context, a *asked) error {
 			return fmt.Errorf("the moved render's trigger %s (%s) sees %v (%v): its namespace matcher should name the render's namespace, not this one", tr.name, tr.query, v, err)
 		}
 	}
-	// KEDA wakes a server; the held request is answered.
+	// KEDA wakes a server; the held request is answered by it. The woken
+	// server is a new pod, at an address of its own.
 	if err := a.scaleServers(ctx, 1); err != nil {
 		return err
 	}
-	if err := <-held; err != nil {
-		return fmt.Errorf("the request that woke the servers: %w", err)
+	got := <-held
+	if got.err == nil {
+		if a.endpoints, _, got.err = poolEndpoints(ctx, a.ns, a.objs); got.err == nil {
+			got.err = a.cameBack(got.endpoint, got.body, a.want.Model)
+		}
+	}
+	if got.err != nil {
+		return fmt.Errorf("the request that woke the servers: %w", got.err)
 	}
 	// Idle for the keep-alive and more: everything falls to zero.
 	for range 24 {
