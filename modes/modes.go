@@ -15,8 +15,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/llmrender/llmrender/renderer"
 )
 
 // File is the table's name in a chart directory.
@@ -151,12 +149,16 @@ func Parse(name string, data []byte) (Table, error) {
 // the file to know its modes.
 func Builtin() Table { return builtinTable }
 
+// A Chart holds files by their names in its directory (a loaded
+// renderer.Chart does).
+type Chart interface {
+	File(name string) ([]byte, bool)
+}
+
 // Of is a loaded chart's table, or nil for a chart without one.
-func Of(c *renderer.Chart) (Table, error) {
-	for _, f := range c.Files {
-		if f.Name == File {
-			return Parse(File, f.Data)
-		}
+func Of(c Chart) (Table, error) {
+	if data, ok := c.File(File); ok {
+		return Parse(File, data)
 	}
 	return nil, nil
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/llmrender/llmrender/charts/llm"
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"

@@ -7,7 +7,7 @@ import (
 
 	"github.com/llmrender/llmrender/internal/containers"
 	"github.com/llmrender/llmrender/internal/examples"
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/llmrender/llmrender/values"
 
 	"github.com/llmrender/llmrender/internal/examples"
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/rules"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/examples"
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"

@@ -82,6 +82,17 @@ type Chart struct {
 	path   string     // in a processed tree: where the templates are (see node.path); else from the tree
 }
 
+// File is the chart's file at name (relative to the chart's directory,
+// outside templates/), as .Files.Get reads it.
+func (c *Chart) File(name string) ([]byte, bool) {
+	for _, f := range c.Files {
+		if f.Name == name {
+			return f.Data, true
+		}
+	}
+	return nil, false
+}
+
 // Limits on what a chart may hold, with its subcharts and the contents of
 // their archives. Helm's own are 5 MiB per file and 100 MiB per chart
 // archive.

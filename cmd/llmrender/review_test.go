@@ -3,7 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes/matrix"
 	"os"
 	"path/filepath"
 	"regexp"

@@ -22,9 +22,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	examplefiles "github.com/llmrender/llmrender/internal/examples"
-	"github.com/llmrender/llmrender/internal/matrix"
 	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/modes"
+	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/postrender"
 	"github.com/llmrender/llmrender/renderer"

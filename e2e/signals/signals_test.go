@@ -30,7 +30,7 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/examples"
-	"github.com/llmrender/llmrender/internal/matrix"
+	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/plan"
 	"github.com/llmrender/llmrender/renderer"
