@@ -122,9 +122,9 @@ const MaxConfigBytes = 1 << 20
 // the generic keys (which Facts.Assumed says); the language model from
 // text_config when the family nests it, the vision tower from
 // vision_config. indexBytes is the checkpoint's size from
-// model.safetensors.index.json (metadata.total_size), 0 when unknown: the
-// size is then estimated from the parameters and the quantization (FromDir
-// reads both files). Errors name the config's field.
+// model.safetensors.index.json (metadata.total_size, which CheckpointBytes
+// reads), 0 when unknown: the size is then estimated from the parameters
+// and the quantization. Errors name the config's field.
 func FromConfig(data []byte, indexBytes int64) (Facts, error) {
 	if len(data) > MaxConfigBytes {
 		return Facts{}, fmt.Errorf("%d bytes: a config.json is a few kB; is this the right file?", len(data))

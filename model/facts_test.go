@@ -384,32 +384,46 @@ func TestOldEntries(t *testing.T) {
 	}
 }
 
-// FromDir reads config.json and the index's total_size.
-func TestFromDir(t *testing.T) {
-	f, err := FromDir(filepath.Join("..", "testdata", "models", "test-llama-8b"))
+// CheckpointBytes reads the index's metadata.total_size, and refuses an
+// index that states no size, or one no checkpoint has.
+func TestCheckpointBytes(t *testing.T) {
+	index, err := os.ReadFile(filepath.Join("..", "testdata", "models", "test-llama-8b", "model.safetensors.index.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.WeightsBytes != 16060522496 || f.Layers != 32 {
-		t.Errorf("%+v", f)
+	if n, err := CheckpointBytes(index); err != nil || n != 16060522496 {
+		t.Errorf("the test model's index: %d, %v; want 16060522496", n, err)
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(llamaConfig), 0o644); err != nil {
-		t.Fatal(err)
+	for index, want := range map[string]string{
+		`{"metadata": {"total_size": 1.6e10}, "weight_map": {}}`: "",
+		`{"metadata": {"total_size": "lots"}}`:                   "metadata.total_size: \"lots\": expected a whole number",
+		`{"metadata": {"total_size": 0}}`:                        "expected a whole number of bytes from 1",
+		`{"metadata": {"total_size": 2e15}}`:                     "expected a whole number of bytes from 1",
+		`{"metadata": {"total_size": 1.5}}`:                      "expected a whole number",
+		`{"weight_map": {}}`:                                     "metadata.total_size: missing",
+		`[1, 2]`:                                                 "not a JSON object",
+		`{"metadata": `:                                          "not JSON at byte",
+	} {
+		_, err := CheckpointBytes([]byte(index))
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v, want %q", index, err, want)
+		}
 	}
-	f, err = FromDir(dir)
-	want := int64(2 * (2*128256*4096 + 32*(2*4096*4096+2*4096*1024+3*4096*14336)))
-	if err != nil || f.WeightsBytes != want {
-		t.Errorf("without an index: %v, %d bytes, want %d", err, f.WeightsBytes, want)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), []byte(`{"metadata": {"total_size": "lots"}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := FromDir(dir); err == nil || !strings.Contains(err.Error(), "total_size") {
-		t.Errorf("a bad index: %v", err)
-	}
-	if _, err := FromDir(filepath.Join(dir, "none")); err == nil || !strings.Contains(err.Error(), "config.json") {
-		t.Errorf("no directory: %v", err)
+}
+
+// A model described by its files is named by its repository's last part,
+// else by its directory, as a label value may hold it.
+func TestDefaultName(t *testing.T) {
+	for _, c := range []struct{ repo, config, want string }{
+		{"Qwen/Qwen3-32B", "x/config.json", "qwen3-32b"},
+		{"", "/models/My Model_v2/config.json", "my-model_v2"},
+		{"org/---", "/models/llama/config.json", "llama"},
+		{"", "/config.json", "model"},
+		{"o/" + strings.Repeat("a", 70) + "-b", "c.json", strings.Repeat("a", 63)},
+	} {
+		if got := DefaultName(c.repo, c.config); got != c.want {
+			t.Errorf("DefaultName(%q, %q) = %q, want %q", c.repo, c.config, got, c.want)
+		}
 	}
 }
 

@@ -200,7 +200,7 @@ func TestModelConfigPaths(t *testing.T) {
 	if got := values.At(res.Values, "/catalog/models/test-llama-8b/layers"); got != int64(32) {
 		t.Errorf("model.config a directory: layers = %v, want its config.json's 32", got)
 	}
-	idx, err := CheckpointBytes([]byte(readTestModel(t, "model.safetensors.index.json")))
+	idx, err := model.CheckpointBytes([]byte(readTestModel(t, "model.safetensors.index.json")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,9 +53,9 @@ func runModel(env *environment, args []string) error {
 	}
 	entryName := *name
 	if entryName == "" {
-		entryName = pipeline.ModelName(*hfRepo, imp.config)
+		entryName = model.DefaultName(*hfRepo, imp.config)
 	}
-	entry := pipeline.ModelEntry(imp.facts, *hfRepo, *gated, imp.config)
+	entry := imp.facts.CatalogEntry(*hfRepo, *gated, imp.config)
 	// What the entry would only restate: no repository to download from,
 	// not gated.
 	if *hfRepo == "" {
@@ -113,9 +113,9 @@ func importModel(arg, index string) (*imported, error) {
 	}
 	var size int64
 	if imp.index != "" {
-		idx, err := readIndex(imp.index, pipeline.MaxIndexBytes)
+		idx, err := readIndex(imp.index, model.MaxIndexBytes)
 		if err == nil {
-			size, err = pipeline.CheckpointBytes(idx)
+			size, err = model.CheckpointBytes(idx)
 		}
 		if err != nil {
 			return nil, errors.New(pipeline.ModelFileMessage(imp.index, err))

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/model"
-	"github.com/llmrender/llmrender/pipeline"
 )
 
 // testModelDir holds a Llama-3.1-8B-shaped config.json and its safetensors
@@ -34,7 +33,7 @@ func TestModelImport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fields := pipeline.ModelEntry(facts, "org/Test-Llama-8B", false, config)
+	fields := facts.CatalogEntry("org/Test-Llama-8B", false, config)
 	delete(fields, "gated") // not gated is what an entry without the key means
 	entry, err := yamlOf(map[string]any{"test-llama-8b": fields})
 	if err != nil {
