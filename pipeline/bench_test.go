@@ -51,7 +51,7 @@ func BenchmarkRenderCatalogSize(b *testing.B) {
 	}
 	for _, extra := range []int{0, 100} {
 		b.Run(fmt.Sprintf("extra-%d", extra), func(b *testing.B) {
-			tree, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks}})
+			tree, err := renderer.LoadWith(llm.FS, builtinLoad)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func BenchmarkValidate(b *testing.B) {
 func BenchmarkLoadChart(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true})
+		c, err := renderer.LoadWith(llm.FS, builtinLoad)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -51,15 +51,19 @@ var (
 // chartChecks is the built-in chart's template of checks for plain Helm.
 const chartChecks = "templates/rules.yaml"
 
+// builtinLoad is how the built-in chart is loaded. Its own checks, for
+// plain Helm, are a copy of rules llmrender checks before any template
+// runs: its render leaves them out (a tenth of a render, and a walk over
+// every value of the catalog); TestChartRefusesNothingLlmrenderAccepts
+// holds llmrender's rules to refuse everything they refuse. Its defaults
+// are compiled in (llm.Defaults, which a test holds equal to values.yaml):
+// parsing the file, the whole catalog, was a fifth of a render.
+var builtinLoad = renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks}, Defaults: llm.Defaults}
+
 // BuiltinChart returns the embedded chart, loaded once per process.
 func BuiltinChart() (*Chart, error) {
 	builtinOnce.Do(func() {
-		// The chart's own checks, for plain Helm, are a copy of rules
-		// llmrender checks before any template runs: its render leaves
-		// them out (a tenth of a render, and a walk over every value of
-		// the catalog). TestChartRefusesNothingLlmrenderAccepts holds
-		// llmrender's rules to refuse everything they refuse.
-		c, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks}})
+		c, err := renderer.LoadWith(llm.FS, builtinLoad)
 		if err != nil {
 			builtinErr = err
 			return

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
@@ -24,6 +25,29 @@ func TestBuiltinDefaultsPassTheirWholeSchema(t *testing.T) {
 	}
 	if vs := s.Validate(values.DeepCopy(c.Values).(map[string]any), values.NewPositions()); vs != nil {
 		t.Fatalf("the built-in chart's defaults fail its schema:\n%v", vs)
+	}
+}
+
+// The built-in chart's defaults are compiled in, not read from
+// values.yaml, yet a message about a default still names its line there.
+func TestBuiltinDefaultsKeepTheirPositions(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := llm.FS.ReadFile("values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := values.ParseYAML("llm/values.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ptr := range []string{"/accelerator/profile", "/catalog/models/llama-3.1-8b-instruct/hfRepo", "/serving/replicas"} {
+		got, ok := c.ValuesPositions.Lookup(ptr)
+		if w, _ := want.Lookup(ptr); !ok || got != w || got.Line == 0 {
+			t.Errorf("%s: at %v, want %v", ptr, got, w)
+		}
 	}
 }
 

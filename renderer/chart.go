@@ -111,7 +111,8 @@ const (
 type loader struct {
 	bytesLeft int64
 	filesLeft int
-	strict    bool // LoadOptions.StrictValues
+	strict    bool                  // LoadOptions.StrictValues
+	defaults  func() map[string]any // LoadOptions.Defaults, for the top chart
 }
 
 // LoadOptions change how Load reads a chart.
@@ -125,6 +126,12 @@ type LoadOptions struct {
 	// Omit are files of the chart (paths such as templates/x.yaml) loaded
 	// as if absent.
 	Omit []string
+	// Defaults, when set, returns the top chart's values.yaml as
+	// values.ParseYAML reads it, each call a new copy: the defaults of a
+	// chart compiled into the binary, which its own test holds equal to
+	// the file. The file is then not parsed; positions in it are read on
+	// the first lookup.
+	Defaults func() map[string]any
 }
 
 func (ld *loader) take(where string, n int64) error {
@@ -157,7 +164,7 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles, strict: opts.StrictValues}
+	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles, strict: opts.StrictValues, defaults: opts.Defaults}
 	var files []File
 	var walk func(root string) error
 	walk = func(root string) error {
@@ -299,6 +306,11 @@ func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
 	read := values.ParseHelmYAMLPositionsLater
 	if ld.strict {
 		read = values.ParseYAMLPositionsLater
+	}
+	if depth == 0 && ld.defaults != nil {
+		read = func(name string, data []byte) (map[string]any, *values.Positions, error) {
+			return ld.defaults(), values.PositionsLater(name, data), nil
+		}
 	}
 	var err error
 	if c.Values, c.ValuesPositions, err = read(c.Where+"/values.yaml", valuesYAML); err != nil {

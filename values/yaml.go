@@ -58,12 +58,19 @@ func ParseYAMLPositionsLater(name string, data []byte) (map[string]any, *Positio
 	if err != nil && !errors.As(err, &amb) {
 		return nil, nil, err
 	}
-	later := &Positions{Values: map[string]Location{}, Keys: map[string]Location{}}
+	return vals, PositionsLater(name, data), err
+}
+
+// PositionsLater are the positions of a values document that was read
+// already (ParseYAMLPositionsLater, or a chart's defaults compiled into the
+// binary): they are read from data on the first lookup.
+func PositionsLater(name string, data []byte) *Positions {
+	later := NewPositions()
 	later.lazy = func() *Positions {
 		_, pos, _ := ParseYAML(name, data) // read once without error
 		return pos
 	}
-	return vals, later, err
+	return later
 }
 
 // parseYAML reads the document, recording positions in pos unless it is nil.
