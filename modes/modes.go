@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"slices"
 	"strings"
 
@@ -136,6 +137,11 @@ func Parse(name string, data []byte) (Table, error) {
 		case len(m.Templates) == 0:
 			return nil, fmt.Errorf("%s: templates is empty", where)
 		}
+		for _, pattern := range m.Templates {
+			if _, err := path.Match(pattern, ""); err != nil || strings.Contains(pattern, "/") {
+				return nil, fmt.Errorf("%s: templates: %q is not a file name or glob in templates/", where, pattern)
+			}
+		}
 		seen[m.Name] = true
 	}
 	if len(doc.Modes) == 0 {
@@ -190,6 +196,32 @@ func (t Table) Where(keep func(Mode) bool) []string {
 		}
 	}
 	return out
+}
+
+// Unrendered are the chart's templates (as "templates/x.yaml") that
+// render nothing in the named mode: those another row names and its own
+// row does not. An unknown mode has none.
+func (t Table) Unrendered(mode string, templates []string) []string {
+	own, ok := t.Get(mode)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, name := range templates {
+		if file, found := strings.CutPrefix(name, "templates/"); found && !own.renders(file) &&
+			slices.ContainsFunc(t, func(m Mode) bool { return m.renders(file) }) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// renders tells whether the row names the template file.
+func (m Mode) renders(file string) bool {
+	return slices.ContainsFunc(m.Templates, func(pattern string) bool {
+		ok, _ := path.Match(pattern, file)
+		return ok
+	})
 }
 
 // Several tells whether the mode can run on several nodes.

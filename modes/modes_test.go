@@ -36,11 +36,14 @@ func TestBuiltinRowsNameWhatExists(t *testing.T) {
 	}
 	claimed := map[string]bool{}
 	for _, m := range table {
-		for _, tpl := range m.Templates {
-			if _, err := fs.Stat(llm.FS, "templates/"+tpl); err != nil {
-				t.Errorf("%s: template %s: %v", m.Name, tpl, err)
+		for _, pattern := range m.Templates {
+			matched, err := fs.Glob(llm.FS, "templates/"+pattern)
+			if err != nil || len(matched) == 0 {
+				t.Errorf("%s: template %s: no such file (%v)", m.Name, pattern, err)
 			}
-			claimed[tpl] = true
+			for _, tpl := range matched {
+				claimed[strings.TrimPrefix(tpl, "templates/")] = true
+			}
 		}
 		if m.Operator != "" && values.At(defaults, "/operators/"+m.Operator) == nil {
 			t.Errorf("%s: operator %q is not under operators in values.yaml", m.Name, m.Operator)
@@ -156,6 +159,7 @@ func TestParseRefusesABrokenTable(t *testing.T) {
 		{"modes:\n" + strings.Replace(row, "{condition: Done}", "{condition: Done, available: true}", 1), "done must say one thing"},
 		{"modes:\n" + strings.Replace(row, "kind: K, ", "", 1), "run needs its kind"},
 		{"modes:\n" + strings.Replace(row, "templates: [mode-a.yaml]", "templates: []", 1), "templates is empty"},
+		{"modes:\n" + strings.Replace(row, "templates: [mode-a.yaml]", "templates: [\"x/[y\"]", 1), `templates: "x/[y" is not a file name or glob`},
 		{"modes:\n" + strings.Replace(row, "needs: n", "neds: n", 1), `line 2: field neds not found`},
 	} {
 		_, err := Parse("modes.yaml", []byte(c.table))
@@ -246,4 +250,22 @@ func goSource(table Table) string {
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// A render leaves out the templates other modes name and its own does
+// not: a training mode the server's, serve the other modes' runs; a
+// template no row names, and anything outside templates/, always stays.
+func TestUnrendered(t *testing.T) {
+	all := []string{"templates/_ctx.tpl", "templates/_serve.tpl", "templates/mode-job.yaml", "templates/mode-jobset.yaml",
+		"templates/mode-serve.yaml", "templates/serve-hpa.yaml", "templates/steps.yaml", "values.yaml"}
+	for mode, want := range map[string][]string{
+		"job":     {"templates/_serve.tpl", "templates/mode-jobset.yaml", "templates/mode-serve.yaml", "templates/serve-hpa.yaml"},
+		"pod":     {"templates/_serve.tpl", "templates/mode-jobset.yaml", "templates/mode-serve.yaml", "templates/serve-hpa.yaml"},
+		"serve":   {"templates/mode-job.yaml", "templates/mode-jobset.yaml"},
+		"unknown": nil,
+	} {
+		if got := Builtin().Unrendered(mode, all); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", mode, got, want)
+		}
+	}
 }

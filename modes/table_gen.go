@@ -145,6 +145,6 @@ var builtinTable = Table{
 		Launcher:      "server",
 		Settings:      map[string]string{"/serving": "the server settings apply"},
 		Ignores:       map[string]string{"/workload/backoffLimit": "a server's pods are restarted, never given up on", "/workload/batchSize": "a server's concurrent sequences are serving.maxNumSeqs: set that", "/workload/image": "the server runs serving.image (or the engine's build for the profile): set that", "/workload/maxSeqLen": "a server's context is serving.maxModelLen: set that", "/workload/ttlSecondsAfterFinished": "a server does not finish"},
-		Templates:     []string{"mode-serve.yaml", "mode-serve-lws.yaml"},
+		Templates:     []string{"mode-serve.yaml", "mode-serve-lws.yaml", "_serve.tpl", "serve-*.yaml"},
 	},
 }

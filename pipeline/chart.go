@@ -8,8 +8,10 @@ import (
 
 	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/safeio"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/schema"
+	"github.com/llmrender/llmrender/values"
 )
 
 // The charts a render runs: the built-in one or a directory, loaded once,
@@ -57,8 +59,9 @@ const chartChecks = "templates/rules.yaml"
 // every value of the catalog); TestChartRefusesNothingLlmrenderAccepts
 // holds llmrender's rules to refuse everything they refuse. Its defaults
 // are compiled in (llm.Defaults, which a test holds equal to values.yaml):
-// parsing the file, the whole catalog, was a fifth of a render.
-var builtinLoad = renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks}, Defaults: llm.Defaults}
+// parsing the file, the whole catalog, was a fifth of a render. Its
+// templates are parsed once the mode is known (see parseFor).
+var builtinLoad = renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks}, Defaults: llm.Defaults, ParseLater: true}
 
 // BuiltinChart returns the embedded chart, loaded once per process.
 func BuiltinChart() (*Chart, error) {
@@ -171,3 +174,29 @@ func (c *Chart) hasDomainRules() bool {
 	_, ok := c.Values["catalog"].(map[string]any)
 	return c.Metadata.Name == "llm" && ok
 }
+
+// parseFor starts parsing the templates a render of the built-in chart
+// with these values runs, and returns the options that render them. The
+// chart's modes.yaml names the templates that only some modes render (a
+// server's, the training modes' runs): a render in another mode leaves
+// them unparsed, half of the parse for a training run.
+// TestUnrenderedTemplatesChangeNothing holds the output to the render
+// that parses them all.
+func (c *Chart) parseFor(tree *renderer.Chart, vals map[string]any, opts renderer.Options) renderer.Options {
+	if !c.trusted {
+		return opts
+	}
+	if mode, ok := values.At(vals, "/orchestration/mode").(string); ok && !parseEveryTemplate {
+		names := make([]string, len(c.Templates))
+		for i, f := range c.Templates {
+			names[i] = f.Name
+		}
+		opts.Omit = modes.Builtin().Unrendered(mode, names)
+	}
+	tree.ParseAhead(opts)
+	return opts
+}
+
+// parseEveryTemplate turns parseFor's omissions off, for the test that
+// compares the two.
+var parseEveryTemplate = false

@@ -8,6 +8,9 @@ import (
 
 	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/examples"
+	"github.com/llmrender/llmrender/modes"
+	"github.com/llmrender/llmrender/modes/matrix"
+	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
@@ -158,4 +161,51 @@ func TestPrunedSchemaGivesWayToTheWhole(t *testing.T) {
 	if err == nil {
 		t.Fatal("after the whole schema took over, workload.nodes=0 passed")
 	}
+}
+
+// A render leaves unparsed the templates only other modes render (the
+// chart's modes.yaml names them): its output is the render's that parses
+// every template, for every example (alone and with network policies,
+// which read the server's helpers) and for each mode with each type and
+// several models and profiles of the matrix.
+func TestUnrenderedTemplatesChangeNothing(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []values.Sources
+	list, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range list {
+		sources = append(sources, values.Sources{Files: []string{p}}, values.Sources{Files: []string{p}, Set: []string{"networkPolicy.enabled=true"}})
+	}
+	perMode := map[string]int{}
+	for i, cs := range matrix.Cases(c.Values["catalog"].(map[string]any)) {
+		if i%7 == 0 && perMode[cs.Mode+cs.Type] < 4 {
+			perMode[cs.Mode+cs.Type]++
+			sources = append(sources, cs.Sources())
+		}
+	}
+	if len(perMode) != 2*len(modes.Builtin()) {
+		t.Fatalf("the sample covers %d modes and types, want every one: %v", len(perMode), perMode)
+	}
+	render := func(src values.Sources, every bool) (string, error) {
+		parseEveryTemplate = every
+		defer func() { parseEveryTemplate = false }()
+		res, err := Render(Request{Chart: c, Sources: src, Options: renderer.Options{ReleaseName: "llm"}})
+		if err != nil {
+			return "", err
+		}
+		return stream(t, res), nil
+	}
+	for _, src := range sources {
+		some, errSome := render(src, false)
+		every, errEvery := render(src, true)
+		if some != every || fmt.Sprint(errSome) != fmt.Sprint(errEvery) {
+			t.Errorf("%v: the render without other modes' templates differs from the whole chart's (errors %v and %v)", src, errSome, errEvery)
+		}
+	}
+	t.Logf("%d renders compared", len(sources))
 }

@@ -109,10 +109,11 @@ const (
 
 // loader carries the limits shared by a chart and all its subcharts.
 type loader struct {
-	bytesLeft int64
-	filesLeft int
-	strict    bool                  // LoadOptions.StrictValues
-	defaults  func() map[string]any // LoadOptions.Defaults, for the top chart
+	bytesLeft  int64
+	filesLeft  int
+	strict     bool                  // LoadOptions.StrictValues
+	defaults   func() map[string]any // LoadOptions.Defaults, for the top chart
+	parseLater bool                  // LoadOptions.ParseLater
 }
 
 // LoadOptions change how Load reads a chart.
@@ -132,6 +133,10 @@ type LoadOptions struct {
 	// the file. The file is then not parsed; positions in it are read on
 	// the first lookup.
 	Defaults func() map[string]any
+	// ParseLater leaves the template parse to the caller (ParseAhead),
+	// which knows what the render omits. Otherwise a chart without
+	// subcharts starts parsing all of its templates as it loads.
+	ParseLater bool
 }
 
 func (ld *loader) take(where string, n int64) error {
@@ -164,7 +169,7 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles, strict: opts.StrictValues, defaults: opts.Defaults}
+	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles, strict: opts.StrictValues, defaults: opts.Defaults, parseLater: opts.ParseLater}
 	var files []File
 	var walk func(root string) error
 	walk = func(root string) error {
@@ -298,10 +303,10 @@ func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
 	}
 	sort.Slice(c.Templates, func(i, j int) bool { return c.Templates[i].Name < c.Templates[j].Name })
 	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Name < c.Files[j].Name })
-	if where == "" && len(subcharts) == 0 {
+	if where == "" && len(subcharts) == 0 && !ld.parseLater {
 		// A process renders its chart once, and the template parse is the
 		// longest step before it: it runs while values.yaml is parsed.
-		c.parseAhead(false)
+		c.ParseAhead(Options{})
 	}
 	read := values.ParseHelmYAMLPositionsLater
 	if ld.strict {

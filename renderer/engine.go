@@ -32,6 +32,11 @@ type Options struct {
 	// and Execute returns ErrStopped. A caller that no longer wants the
 	// render's outcome (its values were refused) closes it.
 	Stop <-chan struct{}
+	// Omit are templates of the top chart (as "templates/x.yaml") that
+	// this render leaves out, unparsed: the caller knows that they render
+	// nothing for these values and that no other template uses their
+	// defines (the built-in chart's other modes).
+	Omit []string
 }
 
 // ErrStopped is the error of a render abandoned through Options.Stop.
@@ -140,6 +145,7 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget, output
 	}
 	tpls := map[string]renderable{}
 	collect(c, "", true, map[string]any{"Values": vals, "Release": release(opts), "Capabilities": caps}, tpls)
+	omit(c, tpls, opts.Omit)
 
 	owner := c
 	if c.origin != nil {
@@ -178,6 +184,17 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget, output
 		outputs.add(out[len(out)-1])
 	}
 	return out, nil
+}
+
+// omit takes the top chart's templates named in names out of tpls.
+func omit(c *Chart, tpls map[string]renderable, names []string) {
+	top := c.Metadata.Name
+	if c.path != "" {
+		top = c.path
+	}
+	for _, name := range names {
+		delete(tpls, path.Join(top, name))
+	}
 }
 
 // renderable is one template of the chart tree with the built-in objects

@@ -491,3 +491,31 @@ func TestStoppedRenderReturnsErrStopped(t *testing.T) {
 		t.Fatalf("Execute: got %v, want ErrStopped", err)
 	}
 }
+
+// A render omits the templates it is told to: they are neither parsed (a
+// template that would not parse is no error) nor rendered, and their
+// defines are gone. A parse started ahead for the same options serves it.
+func TestOmittedTemplates(t *testing.T) {
+	c, err := LoadWith(chartFS(map[string]string{
+		"templates/a.yaml":    "a: {{ include \"h\" . }}\n",
+		"templates/b.yaml":    "b: {{ include \"only-b\" . }}\n",
+		"templates/_h.tpl":    "{{ define \"h\" }}1{{ end }}",
+		"templates/_b.tpl":    "{{ define \"only-b\" }}2{{ end }}{{ if }}",
+		"templates/_used.tpl": "{{ define \"used\" }}3{{ end }}",
+	}), LoadOptions{ParseLater: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Omit: []string{"templates/b.yaml", "templates/_b.tpl"}}
+	c.ParseAhead(opts)
+	out, err := Execute(c, c.Values, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].Name != "t/templates/a.yaml" || out[0].Text != "a: 1\n" {
+		t.Errorf("got %+v, want a.yaml alone", out)
+	}
+	if _, err := Execute(c, c.Values, Options{}); err == nil || !strings.Contains(err.Error(), "_b.tpl") {
+		t.Errorf("without the omissions, _b.tpl's parse error: got %v", err)
+	}
+}

@@ -49,17 +49,23 @@ func (pc *parseCache) get(tpls map[string]renderable, strict bool) (*template.Te
 	return ps.t, ps.names, ps.err
 }
 
-// parseAhead starts parsing the templates for renders with the given
-// missing-key mode, so that the first render finds them ready. It returns at
-// once; a render that comes first waits for it. Only a chart without
-// subcharts is parsed ahead: which subcharts render depends on the values.
-func (c *Chart) parseAhead(strict bool) {
-	if len(c.Dependencies) > 0 {
+// ParseAhead starts parsing the templates that a render with opts runs
+// (its missing-key mode, what it omits), so that the render finds them
+// ready. It returns at once; a render that comes first waits for it. Only
+// a chart without subcharts is parsed ahead: which subcharts render
+// depends on the values.
+func (c *Chart) ParseAhead(opts Options) {
+	owner := c
+	if c.origin != nil {
+		owner = c.origin // a processed tree: the loaded chart keeps the parsed sets
+	}
+	if len(owner.Dependencies) > 0 {
 		return
 	}
 	tpls := map[string]renderable{}
-	collect(c, "", true, map[string]any{}, tpls)
-	go c.parsed.get(tpls, strict)
+	collect(owner, "", true, map[string]any{}, tpls)
+	omit(owner, tpls, opts.Omit)
+	go owner.parsed.get(tpls, opts.Strict)
 }
 
 // parseInto parses the templates into t, in the order of names.
@@ -146,8 +152,9 @@ var textTemplateBuiltins = map[string]any{
 	"eq": true, "ge": true, "gt": true, "le": true, "lt": true, "ne": true,
 }
 
-// AwaitParse returns once the template parse that Load started ahead, if
-// any, is done: work that can wait for it then leaves it both cores.
+// AwaitParse returns once a template parse started ahead (by Load or
+// ParseAhead), if any, is done: work that can wait for it then leaves it
+// both cores.
 func (c *Chart) AwaitParse() {
 	owner := c
 	if c.origin != nil {
