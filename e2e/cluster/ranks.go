@@ -231,6 +231,13 @@ func (r *Runtime) distributed(ctx context.Context, s *running, rk rank) standin.
 	case <-s.gone:
 	case <-ctx.Done():
 	}
+	// A select picks at random among what is ready: a gang that completed
+	// as the wait was stopped still has its answer.
+	select {
+	case <-g.done:
+		return g.answer
+	default:
+	}
 	r.mu.Lock()
 	if i := slices.Index(g.ranks, s); i >= 0 && r.gangs[key] == g {
 		g.ranks, g.rks = slices.Delete(g.ranks, i, i+1), slices.Delete(g.rks, i, i+1)
