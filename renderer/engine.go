@@ -200,7 +200,7 @@ func omit(c *Chart, tpls map[string]renderable, names []string) {
 // renderable is one template of the chart tree with the built-in objects
 // of the chart it belongs to.
 type renderable struct {
-	text     string
+	data     []byte // the template's text, made a string only when it is parsed
 	top      map[string]any // .Values, .Chart, .Files, ... of its chart
 	basePath string
 }
@@ -249,7 +249,7 @@ func collect(c *Chart, parentPath string, root bool, parent map[string]any, tpls
 		if library && !strings.HasPrefix(path.Base(f.Name), "_") {
 			continue
 		}
-		tpls[path.Join(full, f.Name)] = renderable{text: string(f.Data), top: top, basePath: path.Join(full, "templates")}
+		tpls[path.Join(full, f.Name)] = renderable{data: f.Data, top: top, basePath: path.Join(full, "templates")}
 	}
 	return top
 }

@@ -88,7 +88,7 @@ func parseInto(t *template.Template, names []string, tpls map[string]renderable)
 
 func parseInOrder(t *template.Template, names []string, tpls map[string]renderable) error {
 	for _, name := range names {
-		if _, err := t.New(name).Parse(tpls[name].text); err != nil {
+		if _, err := t.New(name).Parse(string(tpls[name].data)); err != nil {
 			return err
 		}
 	}
@@ -118,7 +118,7 @@ func parseEach(names []string, tpls map[string]renderable) (trees [][]*parse.Tre
 				if i >= len(names) || failed.Load() != 0 {
 					return
 				}
-				set, err := parse.Parse(names[i], tpls[names[i]].text, "", "", funcs, textTemplateBuiltins)
+				set, err := parse.Parse(names[i], string(tpls[names[i]].data), "", "", funcs, textTemplateBuiltins)
 				if err != nil {
 					failed.Store(1)
 					return
