@@ -179,14 +179,15 @@ func (c *Chart) hasDomainRules() bool {
 // with these values runs, and returns the options that render them. The
 // chart's modes.yaml names the templates that only some modes render (a
 // server's, the training modes' runs): a render in another mode leaves
-// them unparsed, half of the parse for a training run.
+// them unparsed, half of the parse for a training run. A batch, whose
+// renders may select every mode, parses them all once instead.
 // TestUnrenderedTemplatesChangeNothing holds the output to the render
 // that parses them all.
-func (c *Chart) parseFor(tree *renderer.Chart, vals map[string]any, opts renderer.Options) renderer.Options {
+func (c *Chart) parseFor(tree *renderer.Chart, vals map[string]any, opts renderer.Options, batched bool) renderer.Options {
 	if !c.trusted {
 		return opts
 	}
-	if mode, ok := values.At(vals, "/orchestration/mode").(string); ok && !parseEveryTemplate {
+	if mode, ok := values.At(vals, "/orchestration/mode").(string); ok && !batched && !parseEveryTemplate {
 		names := make([]string, len(c.Templates))
 		for i, f := range c.Templates {
 			names[i] = f.Name

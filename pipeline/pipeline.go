@@ -168,7 +168,7 @@ func Render(req Request) (*Result, error) {
 	// once the checks pass, on the values themselves.
 	stop := make(chan struct{})
 	defer close(stop)
-	opts := req.Chart.parseFor(proc.Chart, vals, req.Options)
+	opts := req.Chart.parseFor(proc.Chart, vals, req.Options, req.Batched)
 	opts.Stop = stop
 	if opts.Service == "" && req.Chart.hasDomainRules() {
 		// The llm chart's objects say who rendered them (its managed-by
