@@ -200,7 +200,7 @@ func omit(c *Chart, tpls map[string]renderable, names []string) {
 // renderable is one template of the chart tree with the built-in objects
 // of the chart it belongs to.
 type renderable struct {
-	data     []byte // the template's text, made a string only when it is parsed
+	data     []byte         // the template's text, made a string only when it is parsed
 	top      map[string]any // .Values, .Chart, .Files, ... of its chart
 	basePath string
 }
