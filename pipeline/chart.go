@@ -50,8 +50,12 @@ var (
 	builtinErr   error
 )
 
-// chartChecks is the built-in chart's template of checks for plain Helm.
-const chartChecks = "templates/rules.yaml"
+// chartChecks is the built-in chart's template of checks for plain Helm,
+// and chartCheckHelpers the partial of helpers only it uses.
+const (
+	chartChecks       = "templates/rules.yaml"
+	chartCheckHelpers = "templates/_rules.tpl"
+)
 
 // builtinLoad is how the built-in chart is loaded. Its own checks, for
 // plain Helm, are a copy of rules llmrender checks before any template
@@ -61,7 +65,7 @@ const chartChecks = "templates/rules.yaml"
 // are compiled in (llm.Defaults, which a test holds equal to values.yaml):
 // parsing the file, the whole catalog, was a fifth of a render. Its
 // templates are parsed once the mode is known (see parseFor).
-var builtinLoad = renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks}, Defaults: llm.Defaults, ParseLater: true}
+var builtinLoad = renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks, chartCheckHelpers}, Defaults: llm.Defaults, ParseLater: true}
 
 // BuiltinChart returns the embedded chart, loaded once per process.
 func BuiltinChart() (*Chart, error) {
