@@ -85,8 +85,9 @@ func (f Facts) neuronCores(spec, c map[string]any) int64 {
 }
 
 // batchKinds run pods to completion: a container that never exits keeps
-// them from ever completing.
-var batchKinds = map[string]bool{"Job": true, "JobSet": true, "PyTorchJob": true, "MPIJob": true, "TrainJob": true, "RayJob": true}
+// them from ever completing. A Trainer runtime's replicated jobs are Jobs.
+var batchKinds = map[string]bool{"Job": true, "JobSet": true, "PyTorchJob": true, "MPIJob": true, "TrainJob": true, "RayJob": true,
+	"TrainingRuntime": true, "ClusterTrainingRuntime": true}
 
 // LR020: the fabric wiring of accelerator pods, in any manifests.
 func fabricWiring(objs []Object, facts Facts) []Finding {

@@ -96,6 +96,7 @@ func TestManifestRuleMessages(t *testing.T) {
 			"warning LR020: Job/no-ib: spec.template.spec.containers[0].resources: 2 pods on nd-h100-v5 nodes talk over the primary NIC only: no request of rdma/ib attaches the 8 devices a node has of infiniband, so the collectives fall back to TCP (about 80 Gbit/s per node instead of 3200)",
 			"error LR020: Job/miswired: spec.template.metadata.annotations.networking.gke.io/interfaces: attaches 3 extra NICs, but b200-180gb machines have 8 for gpudirect-rdma",
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon runs as a container, so the pod never completes",
+			"error LR020: ClusterTrainingRuntime/runtime-daemon: spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0]: the receive daemon tcpxo-daemon runs as a container, so the pod never completes",
 			"error LR020: Job/miswired: spec.template.spec.containers[0]: the receive daemon tcpxo-daemon gets no GPU device files",
 			"error LR020: Job/miswired: spec.template.spec.containers[1]: GPUDirect-TCPXO needs /dev/aperture_devices",
 			"error LR020: Job/miswired: spec.template.spec.containers[1].env: NCCL_PLUGIN_PATH names /usr/local/nccl-plugin/lib64, but no volume is mounted there",
