@@ -147,10 +147,7 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget, output
 	collect(c, "", true, map[string]any{"Values": vals, "Release": release(opts), "Capabilities": caps}, tpls)
 	omit(c, tpls, opts.Omit)
 
-	owner := c
-	if c.origin != nil {
-		owner = c.origin // a processed tree: the loaded chart keeps the parsed sets
-	}
+	owner := c.parseOwner()
 	parsed, names, err := owner.parsed.get(tpls, opts.Strict)
 	if err != nil {
 		return nil, err

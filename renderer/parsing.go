@@ -49,16 +49,22 @@ func (pc *parseCache) get(tpls map[string]renderable, strict bool) (*template.Te
 	return ps.t, ps.names, ps.err
 }
 
+// parseOwner is the chart that keeps the parsed sets: the loaded chart,
+// also for a processed tree made from it.
+func (c *Chart) parseOwner() *Chart {
+	if c.origin != nil {
+		return c.origin
+	}
+	return c
+}
+
 // ParseAhead starts parsing the templates that a render with opts runs
 // (its missing-key mode, what it omits), so that the render finds them
 // ready. It returns at once; a render that comes first waits for it. Only
 // a chart without subcharts is parsed ahead: which subcharts render
 // depends on the values.
 func (c *Chart) ParseAhead(opts Options) {
-	owner := c
-	if c.origin != nil {
-		owner = c.origin // a processed tree: the loaded chart keeps the parsed sets
-	}
+	owner := c.parseOwner()
 	if len(owner.Dependencies) > 0 {
 		return
 	}
@@ -156,10 +162,7 @@ var textTemplateBuiltins = map[string]any{
 // ParseAhead), if any, is done: work that can wait for it then leaves it
 // both cores.
 func (c *Chart) AwaitParse() {
-	owner := c
-	if c.origin != nil {
-		owner = c.origin
-	}
+	owner := c.parseOwner()
 	// The parse holds the lock while it runs: taking it is the wait.
 	owner.parsed.mu.Lock()
 	owner.parsed.mu.Unlock()
