@@ -147,14 +147,22 @@ huggingface-cli, which older images have alone. */}}
 have markers of their own, named by what each fetches: a changed adapter
 runs the step again (its marker names every input), and only what changed
 comes down again. */}}
-{{- $parts := list (dict "args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter)) }}
+{{- $parts := list
+    (dict
+    "args" (concat (list .step.inputs.repo "--revision" .step.inputs.revision "--local-dir" .step.inputs.dir) $filter)) }}
 {{- range get .step.inputs "beside" | default list }}
-{{- $parts = append $parts (dict "args" (concat (list .repo "--revision" .revision "--local-dir" .dir) (ternary (list "--exclude" (get . "exclude")) list (hasKey . "exclude")))) }}
+{{- $parts = append $parts
+    (dict
+    "args" (concat (list .repo "--revision" .revision "--local-dir" .dir)
+    (ternary (list "--exclude" (get . "exclude")) list (hasKey . "exclude")))) }}
 {{- end }}
 {{- $lines := list "llm_hf=$(command -v hf || echo huggingface-cli)" }}
 {{- range $parts }}
 {{- $part := printf "%s/fetched-%s.done" $c.markerDir (toJson .args | sha256sum | trunc 12) }}
-{{- $lines = append $lines (printf "if [ ! -f %s ]; then llm_run \"$llm_hf\" download %s; mkdir -p %s; : > %s; fi" (include "llm.sh.quote" $part) (include "llm.sh.args" .args) (include "llm.sh.quote" $c.markerDir) (include "llm.sh.quote" $part)) }}
+{{- $lines = append $lines
+    (printf "if [ ! -f %s ]; then llm_run \"$llm_hf\" download %s; mkdir -p %s; : > %s; fi"
+    (include "llm.sh.quote" $part) (include "llm.sh.args" .args) (include "llm.sh.quote" $c.markerDir)
+    (include "llm.sh.quote" $part)) }}
 {{- end }}
 script: {{ join "\n" $lines | quote }}
 env:

@@ -233,10 +233,13 @@ added before the user's).
 {{- define "llm.env" -}}
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
-{{- $env := list (dict "name" "MODEL_ID" "value" (get $c.model "hfRepo" | default $v.model.name)) (dict "name" "MODEL_DIR" "value" $c.modelDir) -}}
+{{- $env := list (dict "name" "MODEL_ID" "value" (get $c.model "hfRepo" | default $v.model.name))
+    (dict "name" "MODEL_DIR" "value" $c.modelDir) -}}
 {{- with get $c.model "dataset" }}{{ $env = append $env (dict "name" "DATASET" "value" .) }}{{ end -}}
 {{- if and (eq $v.workload.type "inference") (not (or $v.workload.command $v.workload.script)) (ne $c.mode "serve") -}}
-{{- $env = concat $env (list (dict "name" "PROMPT" "value" $v.workload.prompt) (dict "name" "MAX_NEW_TOKENS" "value" (printf "%d" (int $v.workload.maxNewTokens)))) -}}
+{{- $env = concat $env
+    (list (dict "name" "PROMPT" "value" $v.workload.prompt)
+    (dict "name" "MAX_NEW_TOKENS" "value" (printf "%d" (int $v.workload.maxNewTokens)))) -}}
 {{- end -}}
 {{- with $v.output.uri }}{{ $env = append $env (dict "name" "OUTPUT_URI" "value" .) }}{{ end -}}
 {{- $env = concat $env (include "llm.env.hub" . | fromYamlArray) -}}

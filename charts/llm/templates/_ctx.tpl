@@ -48,11 +48,13 @@ result. Input: the chart root.
 {{- $v := .Values -}}
 {{- $m := get $v.catalog.models $v.model.name -}}
 {{- if not $m -}}
-{{- fail (printf "LR011: /model/name: model %q is not in catalog.models (known: %s)" $v.model.name (keys $v.catalog.models | sortAlpha | join ", ")) -}}
+{{- fail (printf "LR011: /model/name: model %q is not in catalog.models (known: %s)" $v.model.name
+    (keys $v.catalog.models | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $a := get $v.catalog.accelerators $v.accelerator.profile -}}
 {{- if not $a -}}
-{{- fail (printf "LR011: /accelerator/profile: accelerator profile %q is not in catalog.accelerators (known: %s)" $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
+{{- fail (printf "LR011: /accelerator/profile: accelerator profile %q is not in catalog.accelerators (known: %s)"
+    $v.accelerator.profile (keys $v.catalog.accelerators | sortAlpha | join ", ")) -}}
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
 {{- /* The mode's row of the chart's table of modes (modes.yaml). */ -}}
@@ -92,28 +94,34 @@ nodes, slice by slice, each with all of its host's chips. */ -}}
 {{- with get $a "tpu" -}}
 {{- $topology := $v.accelerator.topology | default .topology -}}
 {{- if not (has $topology .topologies) -}}
-{{- fail (printf "LR011: /accelerator/topology: %s is not a slice shape of %s (known: %s)" $topology $v.accelerator.profile (join ", " .topologies)) -}}
+{{- fail (printf "LR011: /accelerator/topology: %s is not a slice shape of %s (known: %s)" $topology
+    $v.accelerator.profile (join ", " .topologies)) -}}
 {{- end -}}
 {{- $chips := 1 -}}
 {{- range splitList "x" $topology }}{{ $chips = mul $chips (int .) }}{{ end -}}
 {{- $hosts := max 1 (div $chips (int $a.devicesPerNode)) -}}
 {{- $slices := int ($v.accelerator.slices | default 1) -}}
 {{- if ne $nodes (int (mul $hosts $slices)) -}}
-{{- fail (printf "LR014: /workload/nodes: a %s slice of %s is %d host(s) of %d chips, and the run spans %d slice(s): set workload.nodes to %d" $topology $v.accelerator.profile $hosts (int $a.devicesPerNode) $slices (mul $hosts $slices)) -}}
+{{- fail (printf "LR014: /workload/nodes: a %s slice of %s is %d host(s) of %d chips, and the run spans %d slice(s): set workload.nodes to %d"
+    $topology $v.accelerator.profile $hosts (int $a.devicesPerNode) $slices (mul $hosts $slices)) -}}
 {{- end -}}
 {{- if ne $devices (int $a.devicesPerNode) -}}
-{{- fail (printf "LR014: /accelerator/devices: a TPU slice's pods take every chip of their host: set accelerator.devices to %d (or 0)" (int $a.devicesPerNode)) -}}
+{{- fail (printf "LR014: /accelerator/devices: a TPU slice's pods take every chip of their host: set accelerator.devices to %d (or 0)"
+    (int $a.devicesPerNode)) -}}
 {{- end -}}
-{{- $a = merge (dict "nodeSelector" (merge (dict "cloud.google.com/gke-tpu-topology" $topology) $a.nodeSelector)) (deepCopy $a) -}}
+{{- $a = merge (dict "nodeSelector" (merge (dict "cloud.google.com/gke-tpu-topology" $topology) $a.nodeSelector))
+    (deepCopy $a) -}}
 {{- /* Across slices, a profile's hosts may run on the host network
 (tpu.multisliceHostNetwork), as JobSet's v6e multislice example runs them. */ -}}
-{{- $tpu = dict "topology" $topology "hosts" $hosts "slices" $slices "hostNetwork" (and (gt $slices 1) (get . "multisliceHostNetwork" | default false)) -}}
+{{- $tpu = dict "topology" $topology "hosts" $hosts "slices" $slices
+    "hostNetwork" (and (gt $slices 1) (get . "multisliceHostNetwork" | default false)) -}}
 {{- end -}}
 {{- $name := .Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- /* Logical cores per device: Trainium2 groups its physical cores by LNC. */ -}}
 {{- $lnc := int ($v.accelerator.lnc | default (get $a "defaultLnc") | default 1) -}}
 {{- if and (get $a "lncChoices") (not (has (toString $lnc) (get $a "lncChoices" | toStrings))) -}}
-{{- fail (printf "LR011: /accelerator/lnc: %d is not a logical NeuronCore config of %s (choices: %s)" $lnc $v.accelerator.profile (join ", " (get $a "lncChoices"))) -}}
+{{- fail (printf "LR011: /accelerator/lnc: %d is not a logical NeuronCore config of %s (choices: %s)" $lnc
+    $v.accelerator.profile (join ", " (get $a "lncChoices"))) -}}
 {{- end -}}
 {{- $cores := div (int (get $a "coresPerDevice" | default 1)) $lnc -}}
 {{- $neuron := hasPrefix "aws.amazon.com/neuron" $a.resource -}}
@@ -160,7 +168,8 @@ it: a Python file by the interpreter, anything else as an executable. */ -}}
 {{- /* Servers that stream or mount the weights from a bucket need no
 download (serving.weights.from). */ -}}
 {{- $fromBucket := and (eq $mode "serve") (ne $v.serving.weights.from "") -}}
-{{- $download := and $v.download.enabled (not $v.download.offline) (not $fromBucket) (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
+{{- $download := and $v.download.enabled (not $v.download.offline) (not $fromBucket)
+    (or (ne $v.download.source "huggingface") (ne (get $m "hfRepo" | default "") "")) -}}
 {{- if $download -}}
 {{- $in := dict "step" "download" "source" $v.download.source "format" $v.model.format "dir" $modelDir -}}
 {{- if eq $v.download.source "meta" -}}
@@ -174,7 +183,9 @@ into a directory of its own: LoRA adapters, and a speculative draft. */ -}}
 {{- $beside := list -}}
 {{- range $v.serving.lora.adapters }}{{ $beside = append $beside (dict "repo" .hfRepo "revision" (get . "revision" | default "main") "dir" (printf "%s/adapters/%s" $mount .name)) }}{{ end -}}
 {{- with $draft -}}
-{{- $beside = append $beside (dict "repo" .hfRepo "revision" ($v.serving.speculative.draft.revision | default "main") "dir" (printf "%s/models/%s" $mount $v.serving.speculative.draft.model) "exclude" "original/*") -}}
+{{- $beside = append $beside
+    (dict "repo" .hfRepo "revision" ($v.serving.speculative.draft.revision | default "main")
+    "dir" (printf "%s/models/%s" $mount $v.serving.speculative.draft.model) "exclude" "original/*") -}}
 {{- end -}}
 {{- with $beside }}{{ $_ := set $in "beside" . }}{{ end -}}
 {{- end -}}
@@ -182,14 +193,20 @@ into a directory of its own: LoRA adapters, and a speculative draft. */ -}}
 {{- $inputs = append $inputs $in -}}
 {{- end -}}
 {{- if $v.steps.preprocess.enabled -}}
-{{- $inputs = append $inputs (dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir "image" ($v.steps.preprocess.image | default $image)) -}}
+{{- $inputs = append $inputs
+    (dict "step" "preprocess" "command" $v.steps.preprocess.command "workingDir" $v.steps.preprocess.workingDir
+    "image" ($v.steps.preprocess.image | default $image)) -}}
 {{- end -}}
 {{- if and $v.steps.fabricTest.enabled (gt $nodes 1) (not $neuron) -}}
 {{- $min := int $v.steps.fabricTest.minBusGBps | default (div (mul 2 (int (get $a "tcpGbps" | default 100))) 8) -}}
-{{- $inputs = append $inputs (dict "step" "fabric-test" "image" $image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile "fabric" $v.accelerator.fabric "minBusGBps" $min) -}}
+{{- $inputs = append $inputs
+    (dict "step" "fabric-test" "image" $image "nodes" $nodes "devices" $devices "profile" $v.accelerator.profile
+    "fabric" $v.accelerator.fabric "minBusGBps" $min) -}}
 {{- end -}}
 {{- if and $v.steps.precompile.enabled (has "precompile" (get $row "steps" | default list)) -}}
-{{- $inputs = append $inputs (dict "step" "precompile" "image" $image "program" $program "args" $v.workload.args "model" $v.model.name "nodes" $nodes "devices" $devices) -}}
+{{- $inputs = append $inputs
+    (dict "step" "precompile" "image" $image "program" $program "args" $v.workload.args "model" $v.model.name
+    "nodes" $nodes "devices" $devices) -}}
 {{- end -}}
 {{- /* Each step's marker names a hash of its inputs; every step after the
 download counts the hash of the step before it ("after", "" for none) among
@@ -213,7 +230,9 @@ workload spans nodes (disaggregated servers do); none with tcp. */ -}}
 {{- if or (gt $nodes 1) (and (eq $mode "serve") $v.serving.disaggregation.enabled) }}{{ $fabric = $native }}{{ end -}}
 {{- else if ne $want "tcp" -}}
 {{- if ne $want $native -}}
-{{- fail (printf "LR019: /accelerator/fabric: %s is not the fabric of %s (%s); use auto, tcp%s" $want $v.accelerator.profile (ternary "it has none" (printf "it has %s" $native) (eq $native "")) (ternary "" (printf " or %s" $native) (eq $native ""))) -}}
+{{- fail (printf "LR019: /accelerator/fabric: %s is not the fabric of %s (%s); use auto, tcp%s" $want
+    $v.accelerator.profile (ternary "it has none" (printf "it has %s" $native) (eq $native ""))
+    (ternary "" (printf " or %s" $native) (eq $native ""))) -}}
 {{- end -}}
 {{- $fabric = $want -}}
 {{- end -}}
@@ -223,7 +242,8 @@ workload spans nodes (disaggregated servers do); none with tcp. */ -}}
 model: {{ toJson $m }}
 acc: {{ toJson $a }}
 mode: {{ $mode | quote }}
-run: {{ toJson (dict "kind" $run.kind "group" (ternary (regexReplaceAll "/.*" $run.apiVersion "") "" (contains "/" $run.apiVersion))) }}
+run: {{ toJson
+    (dict "kind" $run.kind "group" (ternary (regexReplaceAll "/.*" $run.apiVersion "") "" (contains "/" $run.apiVersion))) }}
 name: {{ $name | quote }}
 devices: {{ $devices }}
 devicesFromProfile: {{ $devicesFromProfile }}
@@ -242,8 +262,10 @@ storageSize: {{ $v.storage.size | default (printf "%dGi" $sizeGi) | quote }}
 modelDir: {{ $modelDir | quote }}
 markerDir: {{ $markerDir | quote }}
 serviceAccount: {{ $v.serviceAccount.name | default (ternary (printf "%s-sa" $name) "" $v.serviceAccount.create) | quote }}
-cpu: {{ $v.workload.cpu | default (printf "%d" (max 1 (div (mul (int $a.cpuPerNode) $devices) (int $a.devicesPerNode)))) | quote }}
-memory: {{ $v.workload.memory | default (printf "%dGi" (max 1 (div (mul (int $a.memoryPerNodeGi) $devices) (int $a.devicesPerNode)))) | quote }}
+cpu: {{ $v.workload.cpu | default
+    (printf "%d" (max 1 (div (mul (int $a.cpuPerNode) $devices) (int $a.devicesPerNode)))) | quote }}
+memory: {{ $v.workload.memory | default
+    (printf "%dGi" (max 1 (div (mul (int $a.memoryPerNodeGi) $devices) (int $a.devicesPerNode)))) | quote }}
 program: {{ $program | quote }}
 programCommand: {{ toJson $programCommand }}
 image: {{ $image | quote }}
@@ -251,6 +273,7 @@ downloadImage: {{ $downloadImage | quote }}
 steps: {{ toJson $steps }}
 stepsInPod: {{ $stepsInPod }}
 lnc: {{ $lnc }}
-fabric: {{ include "llm.fabric" (dict "root" . "acc" $a "kind" $fabric "tcp" (and (eq $want "tcp") (ne $native "")) "name" $name) }}
+fabric: {{ include "llm.fabric"
+    (dict "root" . "acc" $a "kind" $fabric "tcp" (and (eq $want "tcp") (ne $native "")) "name" $name) }}
 tpu: {{ toJson $tpu }}
 {{- end -}}

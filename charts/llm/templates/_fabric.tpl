@@ -34,7 +34,9 @@ none), tcp (true when the values opt out of the profile's fabric), name
 */}}
 {{- define "llm.fabric" -}}
 {{- $v := .root.Values -}}
-{{- $out := dict "kind" .kind "annotations" dict "initContainers" list "volumes" list "mounts" list "env" list "resources" dict "capabilities" list "privileged" false "hostNetwork" false "claims" list "profile" "" "net" "" "guard" false -}}
+{{- $out := dict "kind" .kind "annotations" dict "initContainers" list "volumes" list "mounts" list "env" list
+    "resources" dict "capabilities" list "privileged" false "hostNetwork" false "claims" list "profile" "" "net" ""
+    "guard" false -}}
 {{- if .kind -}}
 {{- $f := get $v.catalog.fabrics .kind -}}
 {{- $neuron := hasPrefix "aws.amazon.com/neuron" .acc.resource -}}
@@ -61,7 +63,10 @@ with guard: false (multi-node NVLink) keeps NCCL's socket network. */ -}}
 {{- $_ := set $out "guard" true -}}
 {{- /* The guard reads the program's output through a pipe, to which
 Python writes in blocks: unbuffered, each line arrives as it is written. */ -}}
-{{- $_ := set $out "env" (concat $out.env (list (dict "name" "NCCL_DEBUG" "value" "INFO") (dict "name" "NCCL_DEBUG_SUBSYS" "value" "INIT,NET") (dict "name" "PYTHONUNBUFFERED" "value" "1"))) -}}
+{{- $_ := set $out "env"
+    (concat $out.env
+    (list (dict "name" "NCCL_DEBUG" "value" "INFO") (dict "name" "NCCL_DEBUG_SUBSYS" "value" "INIT,NET")
+    (dict "name" "PYTHONUNBUFFERED" "value" "1"))) -}}
 {{- end -}}
 {{- end -}}
 {{- /* A workload that opts out says so on its pods, for reviewers and for
@@ -98,7 +103,8 @@ claim for the managed RDMA devices. */ -}}
 {{- $networks := $o.networks | default (get $f "networks") -}}
 {{- $names := get $f "interfaces" | default list -}}
 {{- if ne (len $networks) (len $names) -}}
-{{- fail (printf "LR019: /fabric/networks: %s attaches %d NICs (%s); %d networks are given, one per NIC in order" .kind (len $names) (join ", " $names) (len $networks)) -}}
+{{- fail (printf "LR019: /fabric/networks: %s attaches %d NICs (%s); %d networks are given, one per NIC in order" .kind
+    (len $names) (join ", " $names) (len $networks)) -}}
 {{- end -}}
 {{- $interfaces := list (dict "interfaceName" "eth0" "network" "default") -}}
 {{- range $i, $name := $names }}{{ $interfaces = append $interfaces (dict "interfaceName" $name "network" (index $networks $i)) }}{{ end -}}
@@ -116,7 +122,8 @@ release's image, or from the host, where the cluster's installer put it
 {{- /* gIB's installer also puts the NCCL it is qualified with in lib64
 (--install-nccl), as Google's serving recipes do: first on LD_LIBRARY_PATH,
 it is the NCCL PyTorch and vLLM load in place of the one they ship. */ -}}
-{{- $install := ternary "/scripts/container_entry.sh install" "/scripts/container_entry.sh install --install-nccl" (eq .kind "gpudirect-rdma") -}}
+{{- $install := ternary "/scripts/container_entry.sh install" "/scripts/container_entry.sh install --install-nccl"
+    (eq .kind "gpudirect-rdma") -}}
 {{- $volumes = append $volumes (dict "name" "nccl-plugin" "emptyDir" dict) -}}
 {{- $mounts = append $mounts (dict "name" "nccl-plugin" "mountPath" $root) -}}
 {{- $init = append $init (dict
@@ -137,7 +144,10 @@ it is the NCCL PyTorch and vLLM load in place of the one they ship. */ -}}
 LD_LIBRARY_PATH: the plugin's directory goes first (NCCL has no plugin
 path variable of its own). TCPXO's profile needs NCCL_LIB_DIR; gIB's
 lives in scripts/ beside lib64/. */ -}}
-{{- $env = append $env (dict "name" "LD_LIBRARY_PATH" "value" (ternary "/usr/local/nvidia/lib64" (printf "%s:/usr/local/nvidia/lib64" $dir) (eq $dir "/usr/local/nvidia/lib64"))) -}}
+{{- $env = append $env
+    (dict "name" "LD_LIBRARY_PATH"
+    "value" (ternary "/usr/local/nvidia/lib64" (printf "%s:/usr/local/nvidia/lib64" $dir)
+    (eq $dir "/usr/local/nvidia/lib64"))) -}}
 {{- with (get $f "envProfile") -}}
 {{- if eq $.kind "gpudirect-rdma" -}}
 {{- $_ := set $out "profile" (printf "%s/scripts/%s" (dir $dir) .) -}}
@@ -161,8 +171,10 @@ device files, the driver's libraries and the host's /sys and /proc/sys. */ -}}
 {{- $volumes = concat $volumes (list
   (dict "name" "sys" "hostPath" (dict "path" "/sys"))
   (dict "name" "proc-sys" "hostPath" (dict "path" "/proc/sys"))) -}}
-{{- $daemonMounts := list (dict "name" "nvidia" "mountPath" "/usr/local/nvidia") (dict "name" "sys" "mountPath" "/hostsysfs") (dict "name" "proc-sys" "mountPath" "/hostprocsysfs") -}}
-{{- $c := dict "name" $daemon "image" (include "llm.fabric.image" (dict "root" .root "release" $release "role" "daemon")) "restartPolicy" "Always" -}}
+{{- $daemonMounts := list (dict "name" "nvidia" "mountPath" "/usr/local/nvidia")
+    (dict "name" "sys" "mountPath" "/hostsysfs") (dict "name" "proc-sys" "mountPath" "/hostprocsysfs") -}}
+{{- $c := dict "name" $daemon
+    "image" (include "llm.fabric.image" (dict "root" .root "release" $release "role" "daemon")) "restartPolicy" "Always" -}}
 {{- $daemonEnv := list (dict "name" "LD_LIBRARY_PATH" "value" "/usr/local/nvidia/lib64") -}}
 {{- $caps := list "NET_ADMIN" -}}
 {{- if eq .kind "gpudirect-tcpx" -}}
@@ -171,7 +183,9 @@ device files, the driver's libraries and the host's /sys and /proc/sys. */ -}}
 {{- $daemonMounts = append $daemonMounts (dict "name" "tcpx-socket" "mountPath" "/run/tcpx") -}}
 {{- $mounts = append $mounts (dict "name" "tcpx-socket" "mountPath" "/run/tcpx") -}}
 {{- $env = append $env (dict "name" "NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX" "value" "/run/tcpx") -}}
-{{- $_ := set $c "command" (list "/tcpgpudmarxd/build/app/tcpgpudmarxd" "--gpu_nic_preset" "a3vm" "--gpu_shmem_type" "fd" "--uds_path" "/run/tcpx" "--setup_param" "--verbose 128 2 0 ") -}}
+{{- $_ := set $c "command"
+    (list "/tcpgpudmarxd/build/app/tcpgpudmarxd" "--gpu_nic_preset" "a3vm" "--gpu_shmem_type" "fd" "--uds_path"
+    "/run/tcpx" "--setup_param" "--verbose 128 2 0 ") -}}
 {{- else -}}
 {{- /* TCPXO: the daemon writes its health-check file once its buffers are
 ready (~30 s); the startup probe holds the program until then. */ -}}
@@ -180,12 +194,16 @@ ready (~30 s); the startup probe holds the program until then. */ -}}
 {{- $env = append $env (dict "name" "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY" "value" "/dev/aperture_devices") -}}
 {{- $caps = append $caps "NET_BIND_SERVICE" -}}
 {{- $daemonEnv = append $daemonEnv (dict "name" "HEALTH_CHECK_LOG_FILE" "value" "/run/health-check") -}}
-{{- $_ := set $c "command" (list "/bin/sh" "-c" "set -e\nchmod 755 /fts/entrypoint_rxdm_container.sh\nexec /fts/entrypoint_rxdm_container.sh --num_hops=2") -}}
-{{- $_ := set $c "startupProbe" (dict "exec" (dict "command" (list "cat" "/run/health-check")) "initialDelaySeconds" 1 "periodSeconds" 5 "failureThreshold" 24) -}}
+{{- $_ := set $c "command"
+    (list "/bin/sh" "-c" "set -e\nchmod 755 /fts/entrypoint_rxdm_container.sh\nexec /fts/entrypoint_rxdm_container.sh --num_hops=2") -}}
+{{- $_ := set $c "startupProbe"
+    (dict "exec" (dict "command" (list "cat" "/run/health-check")) "initialDelaySeconds" 1 "periodSeconds" 5
+    "failureThreshold" 24) -}}
 {{- end -}}
 {{- $_ := set $c "env" $daemonEnv -}}
 {{- $_ := set $c "resources" (dict "requests" (dict "cpu" "150m" "memory" "256Mi")) -}}
-{{- $_ := set $c "securityContext" (ternary (dict "privileged" true) (dict "capabilities" (dict "add" $caps)) (get $out "hostNetwork")) -}}
+{{- $_ := set $c "securityContext"
+    (ternary (dict "privileged" true) (dict "capabilities" (dict "add" $caps)) (get $out "hostNetwork")) -}}
 {{- $_ := set $c "volumeMounts" $daemonMounts -}}
 {{- $init = append $init $c -}}
 {{- end -}}
@@ -202,7 +220,8 @@ override (fabric.daemonImage, fabric.pluginImage).
 Inputs (dict): root, release (a catalog.fabrics.*.releases entry), role.
 */}}
 {{- define "llm.fabric.image" -}}
-{{- include "llm.image" (dict "root" .root "ref" (get .root.Values.fabric (printf "%sImage" .role) | default (get .release .role))) -}}
+{{- include "llm.image"
+    (dict "root" .root "ref" (get .root.Values.fabric (printf "%sImage" .role) | default (get .release .role))) -}}
 {{- end -}}
 
 {{/*
@@ -246,7 +265,8 @@ which NCCL never says which network it chose. */ -}}
   "[ -z \"$llm_subsys\" ] || export NCCL_DEBUG_SUBSYS=\"$llm_subsys\"") -}}
 {{- end -}}
 {{- if $f.guard -}}
-{{- $stop := printf "llmrender: NCCL chose its socket transport instead of %s: the fabric is not working on this node; stopping (fabric.guard)" $f.net -}}
+{{- $stop := printf "llmrender: NCCL chose its socket transport instead of %s: the fabric is not working on this node; stopping (fabric.guard)"
+    $f.net -}}
 {{- $lines = concat $lines (list
   "llm_guard() {"
   "  while IFS= read -r line; do"

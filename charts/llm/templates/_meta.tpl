@@ -14,11 +14,14 @@ llmrender.dev/mode: {{ .Values.orchestration.mode | quote }}
 {{/*
 llm.metadata: the metadata of an object: name, labels and the annotations,
 including the ordering hints for apply tools.
-Inputs (dict): root, name, component, order (llm.order as a dict),
-extraLabels, annotations.
+Inputs (dict): root, name, component, extraLabels, annotations, and where
+the object sits in the apply order: either ctx and step (the inputs of
+llm.order) or order (llm.order's result, for a caller that reads it too).
 */}}
 {{- define "llm.metadata" -}}
 {{- $root := .root -}}
+{{- $order := get . "order" -}}
+{{- with get . "step" }}{{ $order = include "llm.order" (dict "root" $root "ctx" $.ctx "step" .) | fromJson }}{{ end -}}
 name: {{ .name }}
 labels:
   {{- include "llm.labels" $root | nindent 2 }}
@@ -26,13 +29,13 @@ labels:
   {{- with get . "extraLabels" }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
-  {{- with get (get . "order" | default dict) "labels" }}
+  {{- with get ($order | default dict) "labels" }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
 {{- $ann := dict -}}
 {{- range $k, $val := $root.Values.workload.annotations }}{{ $_ := set $ann $k $val }}{{ end -}}
 {{- range $k, $val := get . "annotations" | default dict }}{{ $_ := set $ann $k $val }}{{ end -}}
-{{- with get . "order" -}}
+{{- with $order -}}
 {{- $_ := set $ann "argocd.argoproj.io/sync-wave" (printf "%d" (int .wave)) -}}
 {{- with .dependsOn }}{{ $_ := set $ann "config.kubernetes.io/depends-on" (join "," .) }}{{ end -}}
 {{- range $k, $val := .annotations }}{{ $_ := set $ann $k $val }}{{ end -}}

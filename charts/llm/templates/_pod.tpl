@@ -44,7 +44,8 @@ metadata:
     {{- end }}
   {{- $annotations := deepCopy (get . "annotations" | default dict) }}
   {{- if get . "accelerator" }}
-  {{- $annotations = merge $annotations (include "llm.kueue.topology" (dict "root" .root "role" (get . "role")) | fromYaml) .ctx.fabric.annotations }}
+  {{- $annotations = merge $annotations
+      (include "llm.kueue.topology" (dict "root" .root "role" (get . "role")) | fromYaml) .ctx.fabric.annotations }}
   {{- end }}
   {{- with $annotations }}
   annotations:
@@ -194,7 +195,9 @@ Kueue's topology requests and the fabric's annotations. */ -}}
 {{- if and (eq .ctx.mode "pod") (get .pod "accelerator") -}}
 {{- $annotations = merge (include "llm.kueue.topology" (dict "root" $root) | fromYaml) .ctx.fabric.annotations -}}
 {{- end -}}
-{{- $meta := include "llm.metadata" (dict "root" $root "name" .name "component" .pod.component "order" .order "extraLabels" (include "llm.pod.labels" .pod | fromYaml) "annotations" $annotations) -}}
+{{- $meta := include "llm.metadata"
+    (dict "root" $root "name" .name "component" .pod.component "order" .order
+    "extraLabels" (include "llm.pod.labels" .pod | fromYaml) "annotations" $annotations) -}}
 {{- if eq .ctx.mode "pod" }}
 apiVersion: v1
 kind: Pod
@@ -234,7 +237,8 @@ kueue.x-k8s.io/podset-required-topology: {{ . | quote }}
 {{- with $k.preferredTopology }}
 kueue.x-k8s.io/podset-preferred-topology: {{ . | quote }}
 {{- end }}
-{{- if and (or $k.requiredTopology $k.preferredTopology) (eq $v.orchestration.mode "serve") (has (get . "role") (list "leader" "worker")) }}
+{{- if and (or $k.requiredTopology $k.preferredTopology) (eq $v.orchestration.mode "serve")
+    (has (get . "role") (list "leader" "worker")) }}
 kueue.x-k8s.io/podset-group-name: server
 {{- end }}
 {{- if and $k.sliceTopology (has $v.orchestration.mode (list "jobset" "trainjob")) }}

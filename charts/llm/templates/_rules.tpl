@@ -61,7 +61,8 @@ lets the expression skip ahead where "(?i)" would not).
 {{- define "llm.rules.credential" -}}
 {{- range include "llm.rules.patterns" "" | fromJsonArray -}}
 {{- if regexMatch (index . 0) (ternary (lower $.text) $.text (index . 3)) -}}
-{{- fail (printf "LR009: %s: this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret" $.path (index . 1)) -}}
+{{- fail (printf "LR009: %s: this looks like %s; never put credentials in values (they would be rendered into the manifests): store it in a Secret and reference the Secret"
+    $.path (index . 1)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -96,17 +97,22 @@ Inputs (dict): root, ctx, waived.
 {{- $training := list -}}
 {{- include "llm.modes" .root -}}
 {{- range .root.llmModes }}{{ if ne .launcher "server" }}{{ $training = append $training .name }}{{ end }}{{ end -}}
-{{- $failures = append $failures (printf "LR014: /workload/type: mode serve runs an inference server; a %s workload needs a training mode (%s)" $v.workload.type (join ", " $training)) -}}
+{{- $failures = append $failures
+    (printf "LR014: /workload/type: mode serve runs an inference server; a %s workload needs a training mode (%s)"
+    $v.workload.type (join ", " $training)) -}}
 {{- end -}}
 {{- if and $s.inferencePool.enabled (not $s.inferencePool.gateway.name) (not (has "LR014" .waived)) -}}
-{{- $failures = append $failures "LR014: /serving/inferencePool/gateway/name: the HTTPRoute to the InferencePool attaches to a Gateway of yours: name it (a gateway that implements the Inference Extension: GKE's, Istio, kgateway, Envoy AI Gateway, NGINX Gateway Fabric, agentgateway)" -}}
+{{- $failures = append $failures
+    "LR014: /serving/inferencePool/gateway/name: the HTTPRoute to the InferencePool attaches to a Gateway of yours: name it (a gateway that implements the Inference Extension: GKE's, Istio, kgateway, Envoy AI Gateway, NGINX Gateway Fabric, agentgateway)" -}}
 {{- end -}}
 {{- $a := $s.autoscaling -}}
 {{- if and (has $a.kind (list "hpa" "keda")) (eq (int $a.minReplicas) 0) (not (has "LR014" .waived)) -}}
 {{- if ne $a.kind "keda" -}}
-{{- $failures = append $failures "LR014: /serving/autoscaling/minReplicas: an HPA keeps at least one server (0 needs Kubernetes' HPAScaleToZero feature gate, and a metric that exists when no server does); scale to zero with serving.autoscaling.kind: keda and a wakeQuery" -}}
+{{- $failures = append $failures
+    "LR014: /serving/autoscaling/minReplicas: an HPA keeps at least one server (0 needs Kubernetes' HPAScaleToZero feature gate, and a metric that exists when no server does); scale to zero with serving.autoscaling.kind: keda and a wakeQuery" -}}
 {{- else if not (include "llm.serve.wakeQuery" .root) -}}
-{{- $failures = append $failures "LR014: /serving/autoscaling/wakeQuery: with minReplicas 0 the servers' metrics go with the last server, and nothing would start one again: give a PromQL query that is above 0 while requests wait in front of the servers (the gateway's, router's or endpoint picker's metric), or hold them in the endpoint picker (serving.inferencePool.flowControl)" -}}
+{{- $failures = append $failures
+    "LR014: /serving/autoscaling/wakeQuery: with minReplicas 0 the servers' metrics go with the last server, and nothing would start one again: give a PromQL query that is above 0 while requests wait in front of the servers (the gateway's, router's or endpoint picker's metric), or hold them in the endpoint picker (serving.inferencePool.flowControl)" -}}
 {{- end -}}
 {{- end -}}
 {{- if not (has "LR021" .waived) -}}
@@ -124,16 +130,24 @@ both share is said once). */ -}}
 {{- $pp := int $p.pp -}}
 {{- $procs := mul (int $p.nodes) (int $c.procsPerNode) -}}
 {{- if not (get $m "hfRepo") -}}
-{{- $failures = append $failures (printf "LR021: /model/name: %s has no Hugging Face repository, so no server can load it" $v.model.name) -}}
+{{- $failures = append $failures
+    (printf "LR021: /model/name: %s has no Hugging Face repository, so no server can load it" $v.model.name) -}}
 {{- else if eq $v.model.format "meta" -}}
 {{- $failures = append $failures "LR021: /model/format: vLLM and SGLang load Hugging Face checkpoints; use model.format: hf" -}}
 {{- end -}}
 {{- if not $p.build -}}
-{{- $failures = append $failures (printf "LR021: /serving/engine: %s has no build for %s (%s accelerators); builds: %s" $s.engine $v.accelerator.profile $p.platform (keys (get (get $v.catalog.servers $s.engine | default dict) "platforms" | default dict) | sortAlpha | join ", ")) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/engine: %s has no build for %s (%s accelerators); builds: %s" $s.engine
+    $v.accelerator.profile $p.platform
+    (keys (get (get $v.catalog.servers $s.engine | default dict) "platforms" | default dict) | sortAlpha | join ", ")) -}}
 {{- else if and $p.lws (not (get $p.build "multiNode")) -}}
-{{- $failures = append $failures (printf "LR021: %s: %s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)" $nodesAt $s.engine $p.platform (int $p.nodes)) -}}
+{{- $failures = append $failures
+    (printf "LR021: %s: %s on %s serves from one node; a server cannot span %d nodes (use serving.replicas for more servers)"
+    $nodesAt $s.engine $p.platform (int $p.nodes)) -}}
 {{- else if and (gt $pp 1) (not (get $p.build "pipeline")) -}}
-{{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %s on %s has no pipeline parallelism; use serving.pipelineParallel: 1" $s.engine $p.platform) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/pipelineParallel: %s on %s has no pipeline parallelism; use serving.pipelineParallel: 1"
+    $s.engine $p.platform) -}}
 {{- end -}}
 {{- /* A tensor parallel size derived from the hardware is the devices'
 doing: point there, and say which device counts would do. */ -}}
@@ -142,7 +156,8 @@ doing: point there, and say which device counts would do. */ -}}
 {{- $fix := "set serving.tensorParallel (and serving.pipelineParallel) so that it does" -}}
 {{- if le (int $s.tensorParallel) 0 -}}
 {{- $tpAt = ternary "/accelerator/profile" "/accelerator/devices" $c.devicesFromProfile -}}
-{{- $tpWhy = printf " (a node's %d %s, as serving.tensorParallel 0 derives it)" (int $c.procsPerNode) (ternary "logical NeuronCores" "devices" $c.neuron) -}}
+{{- $tpWhy = printf " (a node's %d %s, as serving.tensorParallel 0 derives it)" (int $c.procsPerNode)
+    (ternary "logical NeuronCores" "devices" $c.neuron) -}}
 {{- $perDevice := div (int $c.procsPerNode) (int $c.devices) -}}
 {{- $ok := list -}}
 {{- range $i := until (int $c.acc.devicesPerNode) -}}
@@ -150,45 +165,68 @@ doing: point there, and say which device counts would do. */ -}}
 {{- $t := mul $d $perDevice -}}
 {{- if and (gt $heads 0) (eq (mod $heads $t) 0) (or (le $kvHeads 0) (eq (mod (max $kvHeads $t) (min $kvHeads $t)) 0)) }}{{ $ok = append $ok (toString $d) }}{{ end -}}
 {{- end -}}
-{{- $fix = printf "request a number of devices per node whose tensor parallel size does%s" (ternary (printf " (accelerator.devices: %s)" (join ", " $ok)) "" (gt (len $ok) 0)) -}}
+{{- $fix = printf "request a number of devices per node whose tensor parallel size does%s"
+    (ternary (printf " (accelerator.devices: %s)" (join ", " $ok)) "" (gt (len $ok) 0)) -}}
 {{- end -}}
 {{- if and (gt $heads 0) (ne (mod $heads $tp) 0) -}}
-{{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s does not divide the %d attention heads of %s: each device must hold whole heads; %s" $tpAt $tp $tpWhy $heads $v.model.name $fix) -}}
+{{- $failures = append $failures
+    (printf "LR021: %s: tensor parallel size %d%s does not divide the %d attention heads of %s: each device must hold whole heads; %s"
+    $tpAt $tp $tpWhy $heads $v.model.name $fix) -}}
 {{- else if and (gt $kvHeads 0) (ne (mod (max $kvHeads $tp) (min $kvHeads $tp)) 0) -}}
-{{- $failures = append $failures (printf "LR021: %s: tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s" $tpAt $tp $tpWhy $kvHeads $v.model.name $fix) -}}
+{{- $failures = append $failures
+    (printf "LR021: %s: tensor parallel size %d%s and the %d KV heads of %s do not divide one another: the KV heads cannot be split or copied evenly; %s"
+    $tpAt $tp $tpWhy $kvHeads $v.model.name $fix) -}}
 {{- end -}}
 {{- if and $c.acc.resource (ne (mul $tp $pp (int $p.dp)) $procs) -}}
-{{- $failures = append $failures (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices" $tp $pp (mul $tp $pp) (int $p.nodes) (int $c.procsPerNode) $procs) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/tensorParallel: tensor x pipeline parallel is %d x %d = %d, but the server gets %d node(s) x %d = %d devices"
+    $tp $pp (mul $tp $pp) (int $p.nodes) (int $c.procsPerNode) $procs) -}}
 {{- end -}}
 {{- /* Weights in a bucket (rules/serve.go: weightsShape). */ -}}
 {{- $w := $s.weights -}}
 {{- if and $w.from (not $w.uri) -}}
-{{- $failures = append $failures (printf "LR021: /serving/weights/uri: serving.weights.from %s reads the checkpoint's folder in a bucket: give it as s3://BUCKET/PREFIX or gs://BUCKET/PREFIX" $w.from) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/weights/uri: serving.weights.from %s reads the checkpoint's folder in a bucket: give it as s3://BUCKET/PREFIX or gs://BUCKET/PREFIX"
+    $w.from) -}}
 {{- else if and (eq $w.from "stream") (not (has $p.platform (list "gpu" "rocm"))) -}}
-{{- $failures = append $failures (printf "LR021: /serving/weights/from: the Run:ai Model Streamer loads into GPU memory through vLLM's or SGLang's CUDA and ROCm builds; %s on %s loads from files: use serving.weights.from mount, or a claim" $s.engine $p.platform) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/weights/from: the Run:ai Model Streamer loads into GPU memory through vLLM's or SGLang's CUDA and ROCm builds; %s on %s loads from files: use serving.weights.from mount, or a claim"
+    $s.engine $p.platform) -}}
 {{- else if and (eq $w.from "mount") (hasPrefix "gs://" $w.uri) (get $c.acc "platform") (ne (get $c.acc "platform") "GKE") -}}
-{{- $failures = append $failures (printf "LR021: /serving/weights/uri: a gs:// bucket is mounted by Cloud Storage FUSE, GKE's CSI driver, and %s runs on %s: stream it (serving.weights.from stream), or keep the weights in an s3:// bucket or a claim" $v.accelerator.profile (get $c.acc "platform")) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/weights/uri: a gs:// bucket is mounted by Cloud Storage FUSE, GKE's CSI driver, and %s runs on %s: stream it (serving.weights.from stream), or keep the weights in an s3:// bucket or a claim"
+    $v.accelerator.profile (get $c.acc "platform")) -}}
 {{- end -}}
 {{- /* Data-parallel attention, experts and LoRA adapters (rules/serve.go:
 dataParallelShape, loraShape). */ -}}
 {{- $experts := int (get $m "experts" | default 0) -}}
 {{- if $p.dataParallelAttention -}}
 {{- if le $experts 1 -}}
-{{- $failures = append $failures (printf "LR021: /serving/dataParallelAttention: data-parallel attention serves a mixture-of-experts model, whose experts spread over the ranks; %s is dense: serve more copies of it with serving.replicas" $v.model.name) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/dataParallelAttention: data-parallel attention serves a mixture-of-experts model, whose experts spread over the ranks; %s is dense: serve more copies of it with serving.replicas"
+    $v.model.name) -}}
 {{- else if ne $p.platform "gpu" -}}
-{{- $failures = append $failures (printf "LR021: /serving/dataParallelAttention: data-parallel attention runs on GPUs; %s has %s accelerators" $v.accelerator.profile $p.platform) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/dataParallelAttention: data-parallel attention runs on GPUs; %s has %s accelerators"
+    $v.accelerator.profile $p.platform) -}}
 {{- else if eq $s.expertParallel "off" -}}
-{{- $failures = append $failures "LR021: /serving/expertParallel: data-parallel attention spreads the experts over the ranks (expert parallelism); leave serving.expertParallel at auto or on" -}}
+{{- $failures = append $failures
+    "LR021: /serving/expertParallel: data-parallel attention spreads the experts over the ranks (expert parallelism); leave serving.expertParallel at auto or on" -}}
 {{- end -}}
 {{- range list "tensorParallel" "pipelineParallel" -}}
 {{- if gt (int (get $s .)) 0 }}{{ $failures = append $failures (printf "LR021: /serving/%s: with data-parallel attention each of the %d devices is a rank of its own; leave serving.%s at 0 (or set serving.dataParallelAttention: off)" . (int $p.dp) .) }}{{ end -}}
 {{- end -}}
 {{- end -}}
 {{- if and $p.expertParallel (gt $experts 0) (ne (mod $experts (mul $tp $p.dp)) 0) -}}
-{{- $failures = append $failures (printf "LR021: %s: the %d experts of %s do not spread evenly over %d devices: choose a device count that divides them, or serving.expertParallel: off" (ternary "/serving/expertParallel" "/accelerator/devices" (eq $s.expertParallel "on")) $experts $v.model.name (mul $tp $p.dp)) -}}
+{{- $failures = append $failures
+    (printf "LR021: %s: the %d experts of %s do not spread evenly over %d devices: choose a device count that divides them, or serving.expertParallel: off"
+    (ternary "/serving/expertParallel" "/accelerator/devices" (eq $s.expertParallel "on")) $experts $v.model.name
+    (mul $tp $p.dp)) -}}
 {{- end -}}
 {{- if and $p.adapters $p.build (not (get $p.build "lora")) -}}
-{{- $failures = append $failures (printf "LR021: /serving/lora/adapters: %s on %s serves no LoRA adapters; serve them on GPUs, or merge the adapter into the weights" $s.engine $p.platform) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/lora/adapters: %s on %s serves no LoRA adapters; serve them on GPUs, or merge the adapter into the weights"
+    $s.engine $p.platform) -}}
 {{- end -}}
 {{- $names := list $p.servedName -}}
 {{- range $i, $a := $p.adapters -}}
@@ -196,35 +234,49 @@ dataParallelShape, loraShape). */ -}}
 {{- $names = append $names $a.name -}}
 {{- end -}}
 {{- if gt $pp (int (get $m "layers" | default $pp)) -}}
-{{- $failures = append $failures (printf "LR021: /serving/pipelineParallel: %d pipeline stages for the %d layers of %s" $pp (int (get $m "layers")) $v.model.name) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/pipelineParallel: %d pipeline stages for the %d layers of %s" $pp (int (get $m "layers"))
+    $v.model.name) -}}
 {{- end -}}
 {{- with get $m "contextLength" -}}
 {{- if gt (int $p.maxModelLen) (int .) -}}
-{{- $failures = append $failures (printf "LR021: /serving/maxModelLen: %d tokens, but %s's context length is %d" (int $p.maxModelLen) $v.model.name (int .)) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/maxModelLen: %d tokens, but %s's context length is %d" (int $p.maxModelLen) $v.model.name
+    (int .)) -}}
 {{- end -}}
 {{- end -}}
 {{- /* Speculative decoding (rules/speculative.go). */ -}}
 {{- $sp := $s.speculative -}}
 {{- if ne $sp.method "none" -}}
 {{- if not (has $p.platform (list "gpu" "rocm")) -}}
-{{- $failures = append $failures (printf "LR021: /serving/speculative/method: speculative decoding is rendered for vLLM and SGLang on GPUs; %s has %s accelerators: set serving.speculative.method: none" $v.accelerator.profile $p.platform) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/speculative/method: speculative decoding is rendered for vLLM and SGLang on GPUs; %s has %s accelerators: set serving.speculative.method: none"
+    $v.accelerator.profile $p.platform) -}}
 {{- end -}}
 {{- if and (eq $sp.method "mtp") (not (gt (int (get $m "mtpLayers" | default 0)) 0)) -}}
-{{- $failures = append $failures (printf "LR021: /serving/speculative/method: %s ships no multi-token-prediction layers (its catalog entry has no mtpLayers): use method draft with a smaller model of its vocabulary, or ngram" $v.model.name) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/speculative/method: %s ships no multi-token-prediction layers (its catalog entry has no mtpLayers): use method draft with a smaller model of its vocabulary, or ngram"
+    $v.model.name) -}}
 {{- end -}}
 {{- if eq $sp.method "draft" -}}
 {{- $d := get $v.catalog.models $sp.draft.model -}}
 {{- if not $sp.draft.model -}}
-{{- $failures = append $failures "LR021: /serving/speculative/method: method draft needs the draft model: the name of its catalog.models entry (a smaller model of the same vocabulary)" -}}
+{{- $failures = append $failures
+    "LR021: /serving/speculative/method: method draft needs the draft model: the name of its catalog.models entry (a smaller model of the same vocabulary)" -}}
 {{- else if not $d -}}
-{{- $failures = append $failures (printf "LR011: /serving/speculative/draft/model: draft model %q is not in catalog.models" $sp.draft.model) -}}
+{{- $failures = append $failures
+    (printf "LR011: /serving/speculative/draft/model: draft model %q is not in catalog.models" $sp.draft.model) -}}
 {{- else if and (get $d "vocab") (get $m "vocab") (ne (int $d.vocab) (int $m.vocab)) -}}
-{{- $failures = append $failures (printf "LR021: /serving/speculative/draft/model: the draft %s has a vocabulary of %d tokens and %s one of %d: the engine checks the draft's tokens against the model's, so both need one tokenizer" $sp.draft.model (int $d.vocab) $v.model.name (int $m.vocab)) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/speculative/draft/model: the draft %s has a vocabulary of %d tokens and %s one of %d: the engine checks the draft's tokens against the model's, so both need one tokenizer"
+    $sp.draft.model (int $d.vocab) $v.model.name (int $m.vocab)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and (ne $s.autoscaling.kind "none") (gt (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}
-{{- $failures = append $failures (printf "LR021: /serving/autoscaling/minReplicas: %d is more than maxReplicas %d" (int $s.autoscaling.minReplicas) (int $s.autoscaling.maxReplicas)) -}}
+{{- $failures = append $failures
+    (printf "LR021: /serving/autoscaling/minReplicas: %d is more than maxReplicas %d" (int $s.autoscaling.minReplicas)
+    (int $s.autoscaling.maxReplicas)) -}}
 {{- end -}}
 {{- /* Prefill and decode apart (rules/serve.go disaggregationShape). */ -}}
 {{- if $p.disaggregated -}}
@@ -238,26 +290,35 @@ dataParallelShape, loraShape). */ -}}
 {{- $mixAt := "/workload/nodes" -}}
 {{- if gt (int $s.disaggregation.prefill.nodes) 0 }}{{ $mixAt = "/serving/disaggregation/prefill/nodes" }}{{ end -}}
 {{- if gt (int $s.disaggregation.decode.nodes) 0 }}{{ $mixAt = "/serving/disaggregation/decode/nodes" }}{{ end -}}
-{{- $failures = append $failures (printf "LR014: %s: prefill servers of %d node%s and decode servers of %d node%s: a server of one node is tensor-parallel (llm-d's P/D path) and one across nodes data-parallel (its wide expert-parallel path), and the two kinds are not rendered together: give both roles one node, or both two or more" $mixAt $pn (ternary "" "s" (eq $pn 1)) $dn (ternary "" "s" (eq $dn 1))) -}}
+{{- $failures = append $failures
+    (printf "LR014: %s: prefill servers of %d node%s and decode servers of %d node%s: a server of one node is tensor-parallel (llm-d's P/D path) and one across nodes data-parallel (its wide expert-parallel path), and the two kinds are not rendered together: give both roles one node, or both two or more"
+    $mixAt $pn (ternary "" "s" (eq $pn 1)) $dn (ternary "" "s" (eq $dn 1))) -}}
 {{- end -}}
 {{- if and (gt (int $p.nodes) 1) (not $p.dataParallelAttention) -}}
 {{- if gt (int (get $m "experts" | default 0)) 1 -}}
-{{- $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers across nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on" -}}
+{{- $failures = append $failures
+    "LR014: /serving/dataParallelAttention: prefill and decode servers across nodes are data-parallel with their experts spread over every device, as llm-d's wide expert-parallel path runs them: leave serving.dataParallelAttention at auto or on" -}}
 {{- else -}}
-{{- $failures = append $failures (printf "LR014: %s: prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server" $nodesAt $v.model.name) -}}
+{{- $failures = append $failures
+    (printf "LR014: %s: prefill and decode servers span nodes only for a mixture-of-experts model (llm-d's wide expert parallelism), and %s is dense: serve it with one node a server"
+    $nodesAt $v.model.name) -}}
 {{- end -}}
 {{- end -}}
 {{- if ne $s.autoscaling.kind "none" }}{{ $failures = append $failures "LR014: /serving/autoscaling/kind: prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas, decode.replicas); an autoscaler of the release's one server count is not rendered beside them: set kind none" }}{{ end -}}
 {{- if and (eq $s.dataParallelAttention "on") (eq (int $p.nodes) 1) }}{{ $failures = append $failures "LR014: /serving/dataParallelAttention: prefill and decode servers of one node are tensor-parallel, as llm-d's P/D path runs them: set dataParallelAttention auto or off, or serve across nodes (workload.nodes) as its wide expert-parallel path does" }}{{ end -}}
 {{- if eq (int $s.port) 8200 }}{{ $failures = append $failures "LR021: /serving/port: a decode server's vLLM listens on 8200 behind its routing sidecar on serving.port: choose another serving.port" }}{{ else if has (int $s.disaggregation.sideChannelPort) (list (int $s.port) 8200) }}{{ $failures = append $failures (printf "LR021: /serving/disaggregation/sideChannelPort: %d is taken by the server (serving.port %d, a decode server's vLLM 8200): choose another port for NIXL's side channel" (int $s.disaggregation.sideChannelPort) (int $s.port)) }}{{ end -}}
 {{- if ne (get (get $v.catalog.fabrics $c.fabric.kind | default dict) "nixlBackend" | default "") "UCX" -}}
-{{- $failures = append $failures (printf "LR019: /serving/disaggregation/enabled: KV caches move between the prefill and decode servers over RDMA with NIXL's UCX backend, and %s's fabric in use (%s) offers none: use a profile with GPUDirect RDMA or InfiniBand" $v.accelerator.profile ($c.fabric.kind | default "none")) -}}
+{{- $failures = append $failures
+    (printf "LR019: /serving/disaggregation/enabled: KV caches move between the prefill and decode servers over RDMA with NIXL's UCX backend, and %s's fabric in use (%s) offers none: use a profile with GPUDirect RDMA or InfiniBand"
+    $v.accelerator.profile ($c.fabric.kind | default "none")) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and $p.pulls (get $m "gated") (not (get ($v.download.tokenSecret | default dict) "name")) (not (has "LR009" .waived)) -}}
-{{- $failures = append $failures (printf "LR009: /model/name: %s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)" (get $m "hfRepo")) -}}
+{{- $failures = append $failures
+    (printf "LR009: /model/name: %s is gated on Hugging Face and the server downloads it: accept its licence and reference a token Secret (download.tokenSecret.name)"
+    (get $m "hfRepo")) -}}
 {{- end -}}
 {{- end -}}
 {{- toJson (uniq $failures) -}}

@@ -96,7 +96,9 @@ a rank with attention and a KV cache of its own, the experts spread over
 all of them. */ -}}
 {{- $devices := mul $nodes (int $c.procsPerNode) -}}
 {{- $moe := gt (int (get $m "experts" | default 0)) 1 -}}
-{{- $dpa := or (eq $s.dataParallelAttention "on") (and (eq $s.dataParallelAttention "auto") $moe (eq $platform "gpu") (gt $devices 1) (or (gt (int (get $m "kvLoraRank" | default 0)) 0) (gt $nodes 1))) -}}
+{{- $dpa := or (eq $s.dataParallelAttention "on")
+    (and (eq $s.dataParallelAttention "auto") $moe (eq $platform "gpu") (gt $devices 1)
+    (or (gt (int (get $m "kvLoraRank" | default 0)) 0) (gt $nodes 1))) -}}
 {{- /* Disaggregated servers of one node are tensor-parallel (llm-d's P/D
 path); across nodes they are data-parallel, experts spread over every
 device (its wide expert-parallel path). */ -}}
@@ -118,7 +120,8 @@ CSI driver mounts it (gs:// by Cloud Storage FUSE, s3:// by Mountpoint). */ -}}
 {{- $bucket := dict -}}
 {{- if $w.from -}}
 {{- $parts := splitn "/" 2 (trimPrefix "gs://" (trimPrefix "s3://" $w.uri)) -}}
-{{- $bucket = dict "from" $w.from "uri" $w.uri "scheme" (ternary "gs" "s3" (hasPrefix "gs://" $w.uri)) "name" $parts._0 "prefix" (trimSuffix "/" (index $parts "_1")) "mountPath" "/weights" -}}
+{{- $bucket = dict "from" $w.from "uri" $w.uri "scheme" (ternary "gs" "s3" (hasPrefix "gs://" $w.uri)) "name" $parts._0
+    "prefix" (trimSuffix "/" (index $parts "_1")) "mountPath" "/weights" -}}
 {{- end -}}
 {{- $source := ternary "hub" "claim" $pulls -}}
 {{- with $w.from }}{{ $source = . }}{{ end -}}
@@ -143,7 +146,8 @@ state-space layers keep no KV cache (their state per sequence is apart). */ -}}
 {{- $chunk := int (get $m "chunkSize" | default 0) -}}
 {{- $chunked := ternary (min (int (get $m "chunkedLayers" | default 0)) (sub $attention $sliding)) 0 (gt $chunk 0) -}}
 {{- $maxLen := int $s.maxModelLen | default (min (int (get $m "contextLength" | default 8192)) 8192) | int -}}
-{{- $tokens := add (mul (sub $attention (add $sliding $chunked)) $maxLen) (mul $sliding (min $maxLen $window)) (mul $chunked (min $maxLen $chunk)) -}}
+{{- $tokens := add (mul (sub $attention (add $sliding $chunked)) $maxLen) (mul $sliding (min $maxLen $window))
+    (mul $chunked (min $maxLen $chunk)) -}}
 {{- $kvDtype := ternary 1 2 (eq $s.kvCacheDtype "fp8") -}}
 {{- $kvBytes := mul (max $kvHeads $tp 1) $width $kvDtype $tokens (max 1 $seqs) -}}
 {{- /* A mixture-of-experts model on several GPUs spreads its experts over
@@ -163,7 +167,8 @@ from the hub. vLLM takes a rank from its own list of sizes. */ -}}
 from the hub too, unless nothing may call out (download.offline). */ -}}
 {{- $adaptersFromHub := or $pulls (ne $w.from "") -}}
 {{- range $s.lora.adapters -}}
-{{- $adapters = append $adapters (dict "name" .name "path" (ternary .hfRepo (printf "%s/adapters/%s" $v.storage.mountPath .name) $adaptersFromHub)) -}}
+{{- $adapters = append $adapters
+    (dict "name" .name "path" (ternary .hfRepo (printf "%s/adapters/%s" $v.storage.mountPath .name) $adaptersFromHub)) -}}
 {{- if not $given }}{{ $rank = max $rank (int (get . "rank" | default 0)) }}{{ end -}}
 {{- end -}}
 {{- if and (eq $s.engine "vllm") (gt $rank 0) (le $rank 512) -}}
@@ -177,10 +182,14 @@ the adapters do. */ -}}
 {{- $spec := dict -}}
 {{- $sp := $s.speculative -}}
 {{- if ne $sp.method "none" -}}
-{{- $spec = dict "method" $sp.method "tokens" (int $sp.tokens | default (ternary (max 1 (int (get $m "mtpLayers" | default 0))) 3 (eq $sp.method "mtp")) | int) -}}
+{{- $spec = dict "method" $sp.method
+    "tokens" (int $sp.tokens | default
+    (ternary (max 1 (int (get $m "mtpLayers" | default 0))) 3 (eq $sp.method "mtp")) | int) -}}
 {{- if eq $sp.method "draft" -}}
 {{- $d := get $v.catalog.models $sp.draft.model | default dict -}}
-{{- $_ := set $spec "model" (ternary (get $d "hfRepo" | default $sp.draft.model) (printf "%s/models/%s" $v.storage.mountPath $sp.draft.model) $adaptersFromHub) -}}
+{{- $_ := set $spec "model"
+    (ternary (get $d "hfRepo" | default $sp.draft.model) (printf "%s/models/%s" $v.storage.mountPath $sp.draft.model)
+    $adaptersFromHub) -}}
 {{- if $adaptersFromHub }}{{ $_ := set $spec "revision" ($sp.draft.revision | default "main") }}{{ end -}}
 {{- end -}}
 {{- end -}}
@@ -194,8 +203,11 @@ does not download again. */ -}}
 {{- /* Neuron: the compiled model is kept on the claim, in a directory
 named after what it was compiled for; the server compiles it there on its
 first start and loads it afterwards. */ -}}
-{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" $seqs "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
-{{- $env = append $env (dict "name" "NEURON_COMPILED_ARTIFACTS" "value" (printf "%s/neuron-compiled/%s-%s" $v.storage.mountPath $v.model.name (toJson $in | sha256sum | trunc 12))) -}}
+{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" $seqs
+    "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
+{{- $env = append $env
+    (dict "name" "NEURON_COMPILED_ARTIFACTS"
+    "value" (printf "%s/neuron-compiled/%s-%s" $v.storage.mountPath $v.model.name (toJson $in | sha256sum | trunc 12))) -}}
 {{- end -}}
 {{- if eq $platform "tpu" -}}
 {{- /* TPU: XLA's compiled graphs are kept on the claim, so a restarted
@@ -206,7 +218,8 @@ bucket the same way). */ -}}
 {{- if and (eq $platform "cpu") (gt $seqs 0) -}}
 {{- /* vLLM on CPU sizes its KV cache from this variable, in GiB (its own
 default without it). */ -}}
-{{- $env = append $env (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (printf "%d" (max 1 (div (add $kvBytes 1073741823) 1073741824)))) -}}
+{{- $env = append $env
+    (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (printf "%d" (max 1 (div (add $kvBytes 1073741823) 1073741824)))) -}}
 {{- end -}}
 {{- $env = concat $env (get $build "env" | default list) -}}
 {{- /* Programs of the user's (workload.command) find the weights where the
@@ -319,7 +332,10 @@ tokens alone. */ -}}
 {{- if eq .method "ngram" -}}
 {{- $args = concat $args (list "--speculative-algorithm=NGRAM" (printf "--speculative-num-draft-tokens=%d" (int .tokens))) -}}
 {{- else -}}
-{{- $args = concat $args (list (printf "--speculative-algorithm=%s" (ternary "NEXTN" "STANDALONE" (eq .method "mtp"))) (printf "--speculative-num-steps=%d" (int .tokens)) "--speculative-eagle-topk=1" (printf "--speculative-num-draft-tokens=%d" (add1 (int .tokens)))) -}}
+{{- $args = concat $args
+    (list (printf "--speculative-algorithm=%s" (ternary "NEXTN" "STANDALONE" (eq .method "mtp")))
+    (printf "--speculative-num-steps=%d" (int .tokens)) "--speculative-eagle-topk=1"
+    (printf "--speculative-num-draft-tokens=%d" (add1 (int .tokens)))) -}}
 {{- with .model }}{{ $args = append $args (printf "--speculative-draft-model-path=%s" .) }}{{ end -}}
 {{- with get . "revision" }}{{ $args = append $args (printf "--speculative-draft-model-revision=%s" .) }}{{ end -}}
 {{- end -}}
@@ -328,7 +344,8 @@ tokens alone. */ -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
 {{- if eq $p.source "stream" }}{{ $args = append $args "--load-format=runai_streamer" }}{{ end -}}
 {{- if $p.lws -}}
-{{- $args = concat $args (list "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)") -}}
+{{- $args = concat $args
+    (list "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)") -}}
 {{- end -}}
 {{- else -}}
 {{- $args = list "vllm" "serve" $p.model
@@ -355,7 +372,8 @@ from the two lengths above. */ -}}
 {{- /* Speculative decoding: vLLM's SpeculativeConfig as JSON (method mtp,
 draft_model or ngram). */ -}}
 {{- with $p.speculative -}}
-{{- $cfg := dict "method" (get (dict "mtp" "mtp" "draft" "draft_model" "ngram" "ngram") .method) "num_speculative_tokens" (int .tokens) -}}
+{{- $cfg := dict "method" (get (dict "mtp" "mtp" "draft" "draft_model" "ngram" "ngram") .method)
+    "num_speculative_tokens" (int .tokens) -}}
 {{- with get . "model" }}{{ $_ := set $cfg "model" . }}{{ end -}}
 {{- with get . "revision" }}{{ $_ := set $cfg "revision" . }}{{ end -}}
 {{- $args = append $args (printf "--speculative-config=%s" (toJson $cfg)) -}}
@@ -371,13 +389,16 @@ instead of every rank reading everything. */ -}}
 {{- if $p.dataParallelAttention -}}
 {{- /* Each device is an engine of its own (--max-num-seqs each); the
 leader's API server reaches the engines of every node at its address. */ -}}
-{{- $args = concat $args (list (printf "--data-parallel-size=%d" (int $p.dp)) (printf "--data-parallel-size-local=%d" (int $p.dpLocal))) -}}
+{{- $args = concat $args
+    (list (printf "--data-parallel-size=%d" (int $p.dp)) (printf "--data-parallel-size-local=%d" (int $p.dpLocal))) -}}
 {{- if $p.lws }}{{ $args = concat $args (list "--data-parallel-address=$(LWS_LEADER_ADDRESS)" "--data-parallel-rpc-port=13345") }}{{ end -}}
 {{- /* Prefill and decode across nodes: every node's API server answers
 for its own engines, the picker choosing among the nodes. */ -}}
 {{- if $p.hybrid }}{{ $args = append $args "--data-parallel-hybrid-lb" }}{{ else if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
 {{- else if $p.lws -}}
-{{- $args = concat $args (list "--distributed-executor-backend=mp" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)" "--master-addr=$(LWS_LEADER_ADDRESS)") -}}
+{{- $args = concat $args
+    (list "--distributed-executor-backend=mp" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)"
+    "--master-addr=$(LWS_LEADER_ADDRESS)") -}}
 {{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
 {{- end -}}
 {{- end -}}
@@ -388,7 +409,9 @@ for its own engines, the picker choosing among the nodes. */ -}}
 {{- /* A node's first engine is its index times the engines of a node:
 arithmetic, so a shell computes it and execs the server. */ -}}
 {{- if and $p.dataParallelAttention (eq $p.engine "vllm") (eq .role "worker") -}}
-{{- $args = concat (list "/bin/sh" "-c" (printf "exec \"$@\" --data-parallel-start-rank=$((LWS_WORKER_INDEX * %d))" (int $p.dpLocal)) "server") $args -}}
+{{- $args = concat
+    (list "/bin/sh" "-c" (printf "exec \"$@\" --data-parallel-start-rank=$((LWS_WORKER_INDEX * %d))" (int $p.dpLocal))
+    "server") $args -}}
 {{- end -}}
 {{- toYaml $args -}}
 {{- end -}}
@@ -515,7 +538,9 @@ volumes:
       readOnly: true
       volumeAttributes:
         bucketName: {{ $b.name | quote }}
-        {{- $options := list "implicit-dirs" "metadata-cache:ttl-secs:-1" "metadata-cache:stat-cache-max-size-mb:-1" "metadata-cache:type-cache-max-size-mb:-1" "file-cache:max-size-mb:-1" "file-cache:cache-file-for-range-read:true" "file-cache:enable-parallel-downloads:true" }}
+        {{- $options := list "implicit-dirs" "metadata-cache:ttl-secs:-1" "metadata-cache:stat-cache-max-size-mb:-1"
+            "metadata-cache:type-cache-max-size-mb:-1" "file-cache:max-size-mb:-1"
+            "file-cache:cache-file-for-range-read:true" "file-cache:enable-parallel-downloads:true" }}
         {{- with $b.prefix }}{{ $options = append $options (printf "only-dir=%s" .) }}{{ end }}
         mountOptions: {{ join "," $options | quote }}
   - name: gke-gcsfuse-cache
