@@ -28,6 +28,10 @@ type Chart struct {
 	validMu       sync.Mutex
 	validDefaults map[string]bool // top-level keys whose default value the top schema accepts, learnt from renders
 
+	// modes is the chart's table of modes (modes.yaml), which the values
+	// rules read; a chart without one has the built-in table.
+	modes modes.Table
+
 	// trusted: the chart's defaults are known to pass its whole schema
 	// (the built-in chart's, which a test holds to it). A render then
 	// needs only the schemas of the values it changes: see prunedSchema.
@@ -80,7 +84,7 @@ func BuiltinChart() (*Chart, error) {
 		whole := sync.OnceValues(func() (*schema.Schema, error) {
 			return compileSchema(c.Schema, nil, c.Metadata.Name)
 		})
-		builtinChart = &Chart{Chart: c, schema: whole, trusted: true}
+		builtinChart = &Chart{Chart: c, schema: whole, trusted: true, modes: modes.Builtin()}
 	})
 	return builtinChart, builtinErr
 }
@@ -101,7 +105,18 @@ func LoadChart(dir string) (*Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	return prepare(c), nil
+	out := prepare(c)
+	if out.hasDomainRules() {
+		// A copy of the built-in chart may add modes: its rows are what
+		// the values rules check against.
+		if out.modes, err = modes.Of(c); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+	}
+	if out.modes == nil {
+		out.modes = modes.Builtin()
+	}
+	return out, nil
 }
 
 // prepare starts the two one-time costs of a process, compiling the schema
@@ -196,7 +211,7 @@ func (c *Chart) parseFor(tree *renderer.Chart, vals map[string]any, opts rendere
 		for i, f := range c.Templates {
 			names[i] = f.Name
 		}
-		opts.Omit = modes.Builtin().Unrendered(mode, names)
+		opts.Omit = c.modes.Unrendered(mode, names)
 	}
 	tree.ParseAhead(opts)
 	return opts

@@ -46,7 +46,7 @@ func TestClaimSizeIsTheChartsOverTheMatrix(t *testing.T) {
 // when the chart computes it; it tells whether it did.
 func checkClaimSize(t *testing.T, name string, res *Result, objs []rules.Object) bool {
 	t.Helper()
-	w, _ := rules.NewWorkload(res.Values, res.Positions)
+	w, _ := rules.NewWorkload(res.Modes, res.Values, res.Positions)
 	if w == nil || !w.ClaimSized() {
 		return false
 	}

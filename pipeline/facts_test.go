@@ -15,7 +15,7 @@ import (
 // chart's own output is a disagreement too (see there).
 func checkFactsAgree(t *testing.T, set string, res *Result, objs []rules.Object) {
 	t.Helper()
-	w, _ := rules.NewWorkload(res.Values, res.Positions)
+	w, _ := rules.NewWorkload(res.Modes, res.Values, res.Positions)
 	if w == nil {
 		t.Errorf("%s: no workload from the values", set)
 		return

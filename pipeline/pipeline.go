@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
@@ -65,6 +66,7 @@ type Result struct {
 	Warnings  []rules.Finding // printed, never part of the output
 	Waived    []rules.Finding // findings the values waive by rule ID
 	Notices   []string        // about the chart and values files, not the objects: printed as warnings
+	Modes     modes.Table     // the chart's table of modes, which plan reads
 }
 
 // Values merges and validates the request's values without rendering.
@@ -208,7 +210,7 @@ func Render(req Request) (*Result, error) {
 	var findings []rules.Finding
 	waive := append(rules.Waivers(vals), req.Waive...) // waivers work for any chart
 	if req.Chart.hasDomainRules() {
-		findings = append(rules.CheckValues(vals, pos), rules.Unused(vals, req.Chart.Values, pos)...)
+		findings = append(rules.CheckValues(req.Chart.modes, vals, pos), rules.Unused(req.Chart.modes, vals, req.Chart.Values, pos)...)
 		// Values errors are reported instead of the render's: the templates
 		// would only fail later with a less helpful message.
 		if kept, _ := rules.Apply(rules.Only(findings, rules.Error), waive); len(kept) > 0 {
@@ -262,7 +264,7 @@ func Render(req Request) (*Result, error) {
 	if failed := rules.Only(kept, rules.Error); len(failed) > 0 {
 		return nil, &rules.Failed{Findings: failed}
 	}
-	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices}, nil
+	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices, Modes: req.Chart.modes}, nil
 }
 
 // Decode turns rendered objects into plain trees for the manifest rules.

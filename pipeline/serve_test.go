@@ -82,7 +82,7 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 
 func compareServer(t *testing.T, set string, res *Result) {
 	t.Helper()
-	w, _ := rules.NewWorkload(res.Values, res.Positions)
+	w, _ := rules.NewWorkload(res.Modes, res.Values, res.Positions)
 	s := w.Server()
 	objs := decoded(t, res)
 	// The servers' object (a decode server's, with prefill and decode

@@ -150,7 +150,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Release: release, Namespace: namespace, Storage: []Claim{}, Findings: []Finding{}}
-	w, _ := rules.NewWorkload(res.Values, res.Positions)
+	w, _ := rules.NewWorkload(res.Modes, res.Values, res.Positions)
 	var e rules.Estimate // LR008's, which the server's lines also read
 	if w != nil {
 		p.Model, p.Accelerator, p.Mode, p.Type = w.ModelName, w.Profile, w.Mode, w.Type

@@ -439,7 +439,7 @@ func smallestPlacement(w *Workload) string {
 		if wl := mapAt(v, "workload"); wl != nil {
 			wl["nodes"] = nodes
 		}
-		w2, _ := NewWorkload(v, nil)
+		w2, _ := NewWorkload(w.Modes, v, nil)
 		if w2 == nil {
 			return false
 		}

@@ -13,14 +13,14 @@ import (
 // mode is the workload's row of the modes' table (the chart's modes.yaml);
 // an unknown mode (the schema refuses it) has an empty row.
 func (w *Workload) mode() modes.Mode {
-	m, _ := modes.Builtin().Get(w.Mode)
+	m, _ := w.Modes.Get(w.Mode)
 	return m
 }
 
 // trainingModes are the modes that run a program to its end, not a
 // server, and for which keep (if any) holds, in the table's order.
-func trainingModes(keep func(modes.Mode) bool) []string {
-	return modes.Builtin().Where(func(m modes.Mode) bool {
+func (w *Workload) trainingModes(keep func(modes.Mode) bool) []string {
+	return w.Modes.Where(func(m modes.Mode) bool {
 		return m.Launcher != modes.Server && (keep == nil || keep(m))
 	})
 }

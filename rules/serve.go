@@ -388,7 +388,7 @@ func serving(w *Workload, pos *values.Positions) []Finding {
 	var out []Finding
 	if w.Type != "inference" {
 		out = append(out, at(pos, "LR014", Error, "/workload/type", fmt.Sprintf(
-			"mode serve runs an inference server; a %s workload needs a training mode (%s)", w.Type, strings.Join(trainingModes(nil), ", "))))
+			"mode serve runs an inference server; a %s workload needs a training mode (%s)", w.Type, strings.Join(w.trainingModes(nil), ", "))))
 	}
 	if str(w.V, "workload", "script") != "" {
 		out = append(out, at(pos, "LR014", Warning, "/workload/script",

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
@@ -26,11 +25,11 @@ type unusedField struct {
 // modeFields are the values the modes' table names: the settings that
 // their modes alone read (used "only in mode ..." the others), and the
 // values a mode ignores, each for its reason.
-func modeFields() []unusedField {
+func modeFields(table modes.Table) []unusedField {
 	var out []unusedField
 	readers := map[string][]string{}
 	ignorers := map[string]map[string]string{}
-	for _, m := range modes.Builtin() {
+	for _, m := range table {
 		for _, ptr := range slices.Sorted(maps.Keys(m.Settings)) {
 			if readers[ptr] == nil {
 				what := m.Settings[ptr]
@@ -44,7 +43,7 @@ func modeFields() []unusedField {
 			readers[ptr] = append(readers[ptr], m.Name)
 		}
 	}
-	for _, m := range modes.Builtin() {
+	for _, m := range table {
 		for _, ptr := range slices.Sorted(maps.Keys(m.Ignores)) {
 			if ignorers[ptr] == nil {
 				ignorers[ptr] = map[string]string{}
@@ -73,148 +72,154 @@ func removed(ptr, since, until, instead string) unusedField {
 	}}
 }
 
-// unusedFields are built on first use: the modes' rows are read from the
-// chart's table, which a command that checks no values never needs.
-var unusedFields = sync.OnceValue(func() []unusedField {
-	return slices.Concat([]unusedField{
-		removed("/ray/clusterName", "0.1.0", "0.3.0", "the RayJob brings its own Ray cluster, named after the release (--name)"),
-	}, modeFields(), []unusedField{
-		{"/mpi", func(w *Workload) string {
-			if w.Mode != "mpijob" {
-				return "mpirun runs only in mode mpijob, and this is mode " + w.Mode + "; name the program as workload.script"
-			}
+// unusedFields are the removed keys, then what the chart's table of modes
+// says each mode reads and ignores, then the fields whose use depends on
+// other values.
+func unusedFields(table modes.Table) []unusedField {
+	return slices.Concat(removedFields, modeFields(table), valueFields)
+}
+
+var removedFields = []unusedField{
+	removed("/ray/clusterName", "0.1.0", "0.3.0", "the RayJob brings its own Ray cluster, named after the release (--name)"),
+}
+
+// valueFields are the fields that other values leave unread.
+var valueFields = []unusedField{
+	{"/mpi", func(w *Workload) string {
+		if w.Mode != "mpijob" {
+			return "mpirun runs only in mode mpijob, and this is mode " + w.Mode + "; name the program as workload.script"
+		}
+		return ""
+	}},
+	{"/mpi/program", func(w *Workload) string {
+		if w.Mode == "mpijob" && str(w.V, "workload", "script") != "" {
+			return "workload.script is set and replaces mpi.program as what mpirun starts on every slot; set one of them"
+		}
+		return ""
+	}},
+	{"/workload/args", func(w *Workload) string {
+		if w.builtinProgram() {
+			return "workload.args are the arguments of workload.script, and the built-in inference program takes none: set workload.script, or the prompt with workload.prompt"
+		}
+		return ""
+	}},
+	{"/workload/lora", func(w *Workload) string {
+		if w.Type == "inference" {
+			return "LoRA changes the fit estimate of training (frozen weights and adapters instead of AdamW state), and this is an inference workload"
+		}
+		return ""
+	}},
+	{"/workload/activationCheckpointing", func(w *Workload) string {
+		if w.Type == "inference" {
+			return "it changes the fit estimate of training (each layer's input instead of all its activations), and this is an inference workload"
+		}
+		return ""
+	}},
+	{"/serving/autoscaling/targetKVCacheUsage", func(w *Workload) string {
+		if w.Mode == "serve" && str(w.V, "serving", "autoscaling", "kind") != "keda" {
+			return "it is a trigger of the KEDA ScaledObject (serving.autoscaling.kind: keda); an HPA scales on the queue metric your prometheus-adapter serves"
+		}
+		return ""
+	}},
+	{"/serving/weights/uri", func(w *Workload) string {
+		if w.Mode == "serve" && str(w.V, "serving", "weights", "from") == "" {
+			return "servers read a bucket's folder only with serving.weights.from stream or mount; without, they read the claim"
+		}
+		return ""
+	}},
+	{"/storage/rootOwned", func(w *Workload) string {
+		// Helpers that write to the claim: the shell, and a download
+		// in a Job of its own (on a claim one node mounts, steps run in
+		// the run's pods, as root).
+		if boolean(w.V, "shell", "enabled") || (w.downloads() && !w.singleNode()) {
 			return ""
-		}},
-		{"/mpi/program", func(w *Workload) string {
-			if w.Mode == "mpijob" && str(w.V, "workload", "script") != "" {
-				return "workload.script is set and replaces mpi.program as what mpirun starts on every slot; set one of them"
-			}
-			return ""
-		}},
-		{"/workload/args", func(w *Workload) string {
-			if w.builtinProgram() {
-				return "workload.args are the arguments of workload.script, and the built-in inference program takes none: set workload.script, or the prompt with workload.prompt"
-			}
-			return ""
-		}},
-		{"/workload/lora", func(w *Workload) string {
-			if w.Type == "inference" {
-				return "LoRA changes the fit estimate of training (frozen weights and adapters instead of AdamW state), and this is an inference workload"
-			}
-			return ""
-		}},
-		{"/workload/activationCheckpointing", func(w *Workload) string {
-			if w.Type == "inference" {
-				return "it changes the fit estimate of training (each layer's input instead of all its activations), and this is an inference workload"
-			}
-			return ""
-		}},
-		{"/serving/autoscaling/targetKVCacheUsage", func(w *Workload) string {
-			if w.Mode == "serve" && str(w.V, "serving", "autoscaling", "kind") != "keda" {
-				return "it is a trigger of the KEDA ScaledObject (serving.autoscaling.kind: keda); an HPA scales on the queue metric your prometheus-adapter serves"
-			}
-			return ""
-		}},
-		{"/serving/weights/uri", func(w *Workload) string {
-			if w.Mode == "serve" && str(w.V, "serving", "weights", "from") == "" {
-				return "servers read a bucket's folder only with serving.weights.from stream or mount; without, they read the claim"
-			}
-			return ""
-		}},
-		{"/storage/rootOwned", func(w *Workload) string {
-			// Helpers that write to the claim: the shell, and a download
-			// in a Job of its own (on a claim one node mounts, steps run in
-			// the run's pods, as root).
-			if boolean(w.V, "shell", "enabled") || (w.downloads() && !w.singleNode()) {
-				return ""
-			}
-			return "it decides who the helpers that write to the claim run as (a download Job, the shell), and this workload has none"
-		}},
-		{"/security/helperUser", helpersUnused},
-		{"/security/helperGroup", helpersUnused},
-		{"/serviceAccount/awsRoleArn", func(w *Workload) string {
-			if !boolean(w.V, "serviceAccount", "create") {
-				return "it annotates the ServiceAccount the release creates (serviceAccount.create); annotate an existing one yourself"
-			}
-			return ""
-		}},
-		{"/accelerator/topology", sliceUnused},
-		{"/accelerator/slices", sliceUnused},
-		{"/serving/autoscaling/wakeQuery", scaleToZeroUnused},
-		{"/serving/inferencePool/gateway", inferencePoolUnused},
-		{"/serving/inferencePool/pickerImage", func(w *Workload) string {
-			if w.Disaggregated() {
-				return "with prefill and decode apart the picker is llm-d's inference scheduler (serving.disaggregation.pickerImage)"
-			}
-			return inferencePoolUnused(w)
-		}},
-		{"/serving/inferencePool/flowControl", func(w *Workload) string {
-			if w.Disaggregated() {
-				return "llm-d's prefill/decode configuration holds no requests (flow control is the extension's picker's)"
-			}
-			return inferencePoolUnused(w)
-		}},
-		{"/serving/disaggregation", func(w *Workload) string {
-			if w.Mode == "serve" && !w.Disaggregated() {
-				return "it shapes prefill and decode servers apart, which serving.disaggregation.enabled renders"
-			}
-			return ""
-		}},
-		{"/serving/replicas", func(w *Workload) string {
-			if w.Disaggregated() {
-				return "prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas and decode.replicas)"
-			}
-			return ""
-		}},
-		{"/serving/inferencePool/objectives", inferencePoolUnused},
-		{"/serving/inferencePool/requestTimeout", inferencePoolUnused},
-		{"/serving/inferencePool/provider", inferencePoolUnused},
-		{"/serving/inferencePool/metricsAuth", inferencePoolUnused},
-		{"/serving/autoscaling/keepAliveMinutes", scaleToZeroUnused},
-		{"/networkPolicy/clients", func(w *Workload) string {
-			if why := networkPolicyUnused(w); why != "" {
-				return why
-			}
-			if w.Mode != "serve" && !boolean(w.V, "tensorboard", "enabled") {
-				return "clients reach a server (mode serve) or TensorBoard, and this workload runs neither"
-			}
-			return ""
-		}},
-		{"/networkPolicy/hubCIDRs", networkPolicyUnused},
-		{"/networkPolicy/apiServerCIDRs", func(w *Workload) string {
-			if why := networkPolicyUnused(w); why != "" {
-				return why
-			}
-			if w.Mode != "serve" || !boolean(w.V, "serving", "inferencePool", "enabled") {
-				return "only the endpoint picker (serving.inferencePool) reaches the Kubernetes API"
-			}
-			return ""
-		}},
-		{"/networkPolicy/dnsSelector", networkPolicyUnused},
-		{"/serving/metrics/labels", metricsUnused},
-		{"/serving/metrics/interval", metricsUnused},
-		{"/serving/lora/maxRank", func(w *Workload) string {
-			if w.Mode == "serve" && len(list(w.V, "serving", "lora", "adapters")) == 0 {
-				return "it is the largest rank of serving.lora.adapters, and there are none"
-			}
-			return ""
-		}},
-		{"/serving/speculative/tokens", func(w *Workload) string {
-			if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && (m == "none" || m == "") {
-				return "it is what a draft proposes a step, and serving.speculative.method is none"
-			}
-			return ""
-		}},
-		{"/serving/speculative/draft", func(w *Workload) string {
-			if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && m != "draft" {
-				return fmt.Sprintf("the draft model is method draft's, and serving.speculative.method is %s", m)
-			}
-			return ""
-		}},
-		{"/workload/prompt", promptUnused},
-		{"/workload/maxNewTokens", promptUnused},
-	})
-})
+		}
+		return "it decides who the helpers that write to the claim run as (a download Job, the shell), and this workload has none"
+	}},
+	{"/security/helperUser", helpersUnused},
+	{"/security/helperGroup", helpersUnused},
+	{"/serviceAccount/awsRoleArn", func(w *Workload) string {
+		if !boolean(w.V, "serviceAccount", "create") {
+			return "it annotates the ServiceAccount the release creates (serviceAccount.create); annotate an existing one yourself"
+		}
+		return ""
+	}},
+	{"/accelerator/topology", sliceUnused},
+	{"/accelerator/slices", sliceUnused},
+	{"/serving/autoscaling/wakeQuery", scaleToZeroUnused},
+	{"/serving/inferencePool/gateway", inferencePoolUnused},
+	{"/serving/inferencePool/pickerImage", func(w *Workload) string {
+		if w.Disaggregated() {
+			return "with prefill and decode apart the picker is llm-d's inference scheduler (serving.disaggregation.pickerImage)"
+		}
+		return inferencePoolUnused(w)
+	}},
+	{"/serving/inferencePool/flowControl", func(w *Workload) string {
+		if w.Disaggregated() {
+			return "llm-d's prefill/decode configuration holds no requests (flow control is the extension's picker's)"
+		}
+		return inferencePoolUnused(w)
+	}},
+	{"/serving/disaggregation", func(w *Workload) string {
+		if w.Mode == "serve" && !w.Disaggregated() {
+			return "it shapes prefill and decode servers apart, which serving.disaggregation.enabled renders"
+		}
+		return ""
+	}},
+	{"/serving/replicas", func(w *Workload) string {
+		if w.Disaggregated() {
+			return "prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas and decode.replicas)"
+		}
+		return ""
+	}},
+	{"/serving/inferencePool/objectives", inferencePoolUnused},
+	{"/serving/inferencePool/requestTimeout", inferencePoolUnused},
+	{"/serving/inferencePool/provider", inferencePoolUnused},
+	{"/serving/inferencePool/metricsAuth", inferencePoolUnused},
+	{"/serving/autoscaling/keepAliveMinutes", scaleToZeroUnused},
+	{"/networkPolicy/clients", func(w *Workload) string {
+		if why := networkPolicyUnused(w); why != "" {
+			return why
+		}
+		if w.Mode != "serve" && !boolean(w.V, "tensorboard", "enabled") {
+			return "clients reach a server (mode serve) or TensorBoard, and this workload runs neither"
+		}
+		return ""
+	}},
+	{"/networkPolicy/hubCIDRs", networkPolicyUnused},
+	{"/networkPolicy/apiServerCIDRs", func(w *Workload) string {
+		if why := networkPolicyUnused(w); why != "" {
+			return why
+		}
+		if w.Mode != "serve" || !boolean(w.V, "serving", "inferencePool", "enabled") {
+			return "only the endpoint picker (serving.inferencePool) reaches the Kubernetes API"
+		}
+		return ""
+	}},
+	{"/networkPolicy/dnsSelector", networkPolicyUnused},
+	{"/serving/metrics/labels", metricsUnused},
+	{"/serving/metrics/interval", metricsUnused},
+	{"/serving/lora/maxRank", func(w *Workload) string {
+		if w.Mode == "serve" && len(list(w.V, "serving", "lora", "adapters")) == 0 {
+			return "it is the largest rank of serving.lora.adapters, and there are none"
+		}
+		return ""
+	}},
+	{"/serving/speculative/tokens", func(w *Workload) string {
+		if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && (m == "none" || m == "") {
+			return "it is what a draft proposes a step, and serving.speculative.method is none"
+		}
+		return ""
+	}},
+	{"/serving/speculative/draft", func(w *Workload) string {
+		if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && m != "draft" {
+			return fmt.Sprintf("the draft model is method draft's, and serving.speculative.method is %s", m)
+		}
+		return ""
+	}},
+	{"/workload/prompt", promptUnused},
+	{"/workload/maxNewTokens", promptUnused},
+}
 
 func promptUnused(w *Workload) string {
 	switch {
@@ -244,14 +249,14 @@ func helpersUnused(w *Workload) string {
 // Unused finds the values set (other than the chart's defaults) that the
 // mode or the values around them leave unread, as LR014 warnings naming
 // each field.
-func Unused(v, defaults map[string]any, pos *values.Positions) []Finding {
+func Unused(table modes.Table, v, defaults map[string]any, pos *values.Positions) []Finding {
 	// The catalog entries, where the selections name them (a download
 	// needs the model's repository; a slice the profile's shapes).
-	w := partialWorkload(v)
+	w := partialWorkload(table, v)
 	w.Model, w.Acc = mapAt(v, "catalog", "models", w.ModelName), mapAt(v, "catalog", "accelerators", w.Profile)
 	var out []Finding
 	seen := map[string]bool{}
-	for _, u := range unusedFields() {
+	for _, u := range unusedFields(table) {
 		why := u.Unused(w)
 		if why == "" {
 			continue

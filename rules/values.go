@@ -24,16 +24,20 @@ type Workload struct {
 	Type      string
 	Nodes     int64
 	Devices   int64 // per node
+	// Modes is the chart's table of modes (its modes.yaml), whose row for
+	// Mode says what the mode runs.
+	Modes modes.Table
 }
 
 // Facts are the selected model's architecture (model.Facts), read from
 // its catalog entry.
 func (w *Workload) Facts() model.Facts { return model.FromEntry(w.Model) }
 
-// NewWorkload reads the selections. It returns nil (and LR011 findings) when
-// the model or accelerator is not in the catalog.
-func NewWorkload(v map[string]any, pos *values.Positions) (*Workload, []Finding) {
-	w := partialWorkload(v)
+// NewWorkload reads the selections, in a chart whose modes are table. It
+// returns nil (and LR011 findings) when the model or accelerator is not in
+// the catalog.
+func NewWorkload(table modes.Table, v map[string]any, pos *values.Positions) (*Workload, []Finding) {
+	w := partialWorkload(table, v)
 	var fs []Finding
 	w.Model = mapAt(v, "catalog", "models", w.ModelName)
 	if w.Model == nil {
@@ -117,8 +121,8 @@ func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Findi
 // CheckValues runs the values rules of the llm chart on its merged values.
 // Credentials (LR009's pasted secrets) is not among them: it applies to any
 // chart, and the pipeline runs it once, before the schema.
-func CheckValues(v map[string]any, pos *values.Positions) []Finding {
-	w, fs := NewWorkload(v, pos)
+func CheckValues(table modes.Table, v map[string]any, pos *values.Positions) []Finding {
+	w, fs := NewWorkload(table, v, pos)
 	fs = append(fs, unknownWaivers(v, pos)...)
 	rulesToRun := []func(*Workload, *values.Positions) []Finding{
 		metaModelParallel, sharedStorage, storageClassModes, modelFacts, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving, speculative, mpiRanks, imageAccelerator,
@@ -126,7 +130,7 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 	if w == nil {
 		// The model or the profile is unknown (LR011): the rules that do
 		// not need them still run, so one report says everything.
-		w = partialWorkload(v)
+		w = partialWorkload(table, v)
 		rulesToRun = []func(*Workload, *values.Positions) []Finding{sharedStorage, storageClassModes, modeShape, trainingProgram}
 	}
 	for _, rule := range rulesToRun {
@@ -137,8 +141,8 @@ func CheckValues(v map[string]any, pos *values.Positions) []Finding {
 }
 
 // partialWorkload is a Workload without its catalog entries.
-func partialWorkload(v map[string]any) *Workload {
-	w := &Workload{V: v, ModelName: str(v, "model", "name"), Profile: str(v, "accelerator", "profile"),
+func partialWorkload(table modes.Table, v map[string]any) *Workload {
+	w := &Workload{V: v, Modes: table, ModelName: str(v, "model", "name"), Profile: str(v, "accelerator", "profile"),
 		Mode: str(v, "orchestration", "mode"), Type: str(v, "workload", "type"), Nodes: max(1, integer(v, "workload", "nodes")),
 		Devices: integer(v, "accelerator", "devices")}
 	return w
@@ -170,7 +174,7 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 	out = append(out, tpuShape(w, pos)...)
 	if w.mode().Nodes == "one" && w.Nodes > 1 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
-			"mode %s runs one pod, but workload.nodes is %d; use %s for several nodes", w.Mode, w.Nodes, modes.Or(trainingModes(modes.Mode.Several)))))
+			"mode %s runs one pod, but workload.nodes is %d; use %s for several nodes", w.Mode, w.Nodes, modes.Or(w.trainingModes(modes.Mode.Several)))))
 	}
 	if boolean(w.V, "steps", "fabricTest", "enabled") {
 		switch {
@@ -196,7 +200,7 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 	if boolean(w.V, "steps", "precompile", "enabled") && !w.mode().Holds("precompile") {
 		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
 			"mode %s has no precompile step (%s have one); disable steps.precompile or change the mode", w.Mode,
-			modes.And(modes.Builtin().Where(func(m modes.Mode) bool { return m.Holds("precompile") })))))
+			modes.And(w.Modes.Where(func(m modes.Mode) bool { return m.Holds("precompile") })))))
 	}
 	if w.Type == "inference" && w.Nodes > 1 && w.Mode != "serve" && str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(

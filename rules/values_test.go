@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
@@ -33,8 +34,8 @@ func checkFile(t *testing.T, name, src string) []rules.Finding {
 	all := values.NewPositionsOver(c.ValuesPositions) // as the pipeline lays them
 	all.Overlay(pos)
 	merged := values.Coalesce(c.Values, user)
-	found := append(rules.Credentials(merged, all), rules.CheckValues(merged, all)...)
-	return append(found, rules.Unused(merged, c.Values, all)...)
+	found := append(rules.Credentials(merged, all), rules.CheckValues(modes.Builtin(), merged, all)...)
+	return append(found, rules.Unused(modes.Builtin(), merged, c.Values, all)...)
 }
 
 // Each file under testdata/rules/values is a values file and what the
@@ -158,7 +159,7 @@ func TestServerBuildOfTheProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, fs := rules.NewWorkload(values.Coalesce(c.Values, user), pos)
+		w, fs := rules.NewWorkload(modes.Builtin(), values.Coalesce(c.Values, user), pos)
 		if w == nil {
 			t.Fatalf("%s: %v", profile, fs)
 		}
