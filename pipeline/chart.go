@@ -28,8 +28,8 @@ type Chart struct {
 	validMu       sync.Mutex
 	validDefaults map[string]bool // top-level keys whose default value the top schema accepts, learnt from renders
 
-	// modes is the chart's table of modes (modes.yaml), which the values
-	// rules read; a chart without one has the built-in table.
+	// modes is the chart's own table of modes (modes.yaml), which the
+	// values rules read; see modeTable.
 	modes modes.Table
 
 	// trusted: the chart's defaults are known to pass its whole schema
@@ -84,7 +84,7 @@ func BuiltinChart() (*Chart, error) {
 		whole := sync.OnceValues(func() (*schema.Schema, error) {
 			return compileSchema(c.Schema, nil, c.Metadata.Name)
 		})
-		builtinChart = &Chart{Chart: c, schema: whole, trusted: true, modes: modes.Builtin()}
+		builtinChart = &Chart{Chart: c, schema: whole, trusted: true}
 	})
 	return builtinChart, builtinErr
 }
@@ -113,10 +113,17 @@ func LoadChart(dir string) (*Chart, error) {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 	}
-	if out.modes == nil {
-		out.modes = modes.Builtin()
-	}
 	return out, nil
+}
+
+// modeTable is the chart's table of modes: its own when it has one, else
+// the built-in chart's (the built-in chart, and a copy from before the
+// table existed).
+func (c *Chart) modeTable() modes.Table {
+	if c.modes == nil {
+		return modes.Builtin()
+	}
+	return c.modes
 }
 
 // prepare starts the two one-time costs of a process, compiling the schema
@@ -211,7 +218,7 @@ func (c *Chart) parseFor(tree *renderer.Chart, vals map[string]any, opts rendere
 		for i, f := range c.Templates {
 			names[i] = f.Name
 		}
-		opts.Omit = c.modes.Unrendered(mode, names)
+		opts.Omit = c.modeTable().Unrendered(mode, names)
 	}
 	tree.ParseAhead(opts)
 	return opts

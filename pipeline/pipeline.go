@@ -210,7 +210,8 @@ func Render(req Request) (*Result, error) {
 	var findings []rules.Finding
 	waive := append(rules.Waivers(vals), req.Waive...) // waivers work for any chart
 	if req.Chart.hasDomainRules() {
-		findings = append(rules.CheckValues(req.Chart.modes, vals, pos), rules.Unused(req.Chart.modes, vals, req.Chart.Values, pos)...)
+		table := req.Chart.modeTable()
+		findings = append(rules.CheckValues(table, vals, pos), rules.Unused(table, vals, req.Chart.Values, pos)...)
 		// Values errors are reported instead of the render's: the templates
 		// would only fail later with a less helpful message.
 		if kept, _ := rules.Apply(rules.Only(findings, rules.Error), waive); len(kept) > 0 {
@@ -264,7 +265,7 @@ func Render(req Request) (*Result, error) {
 	if failed := rules.Only(kept, rules.Error); len(failed) > 0 {
 		return nil, &rules.Failed{Findings: failed}
 	}
-	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices, Modes: req.Chart.modes}, nil
+	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices, Modes: req.Chart.modeTable()}, nil
 }
 
 // Decode turns rendered objects into plain trees for the manifest rules.
