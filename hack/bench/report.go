@@ -66,6 +66,7 @@ func markdown(c config, machine []string, rows []row, repo sample) string {
 	b.WriteString("(for kustomize: kustomize itself or the llmrender/helm it starts). ")
 	b.WriteString("Each binary runs from a copy in a temporary directory: one the Go linker has just written ")
 	b.WriteString("(`make bench` builds `bin/llmrender` first) maps about 5 MB more of its own pages until the page cache is dropped. ")
+	b.WriteString("All three are built as their releases are: without cgo (static binaries; a dynamically linked Go binary maps about 5 MB more). ")
 	b.WriteString("Speed-up is helm's wall time over llmrender's; memory is llmrender's peak over helm's.\n\n")
 	section := func(group, title, oursName, theirsName string) {
 		fmt.Fprintf(&b, "### %s\n\n", title)

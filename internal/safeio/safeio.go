@@ -126,7 +126,35 @@ func ReadFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	if info.Size() > limit {
 		return nil, &Error{Path: name, Reason: fmt.Sprintf("is %s, larger than the %s limit", Size(info.Size()), Size(limit)), Err: ErrTooLarge}
 	}
-	return ReadAll(f, name, limit) // a file can grow, and /proc files say 0
+	if size := info.Size(); size > 0 {
+		// One buffer of the size Stat says (and a byte to see growth),
+		// as os.ReadFile does, instead of io.ReadAll's doubling: the
+		// chart's files are read on every start.
+		return readSized(f, name, size, limit)
+	}
+	return ReadAll(f, name, limit) // /proc files say 0
+}
+
+// readSized reads a file Stat says is size bytes, to its end (it may have
+// grown since) or one byte past limit.
+func readSized(f io.Reader, name string, size, limit int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if int64(len(data)) > limit {
+			return nil, &Error{Path: name, Reason: "is larger than the " + Size(limit) + " limit", Err: ErrTooLarge}
+		}
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, &Error{Path: name, Reason: "cannot read: " + Describe(err), Err: err}
+		}
+	}
 }
 
 // Dir is the tree under root as a file system whose files are only what

@@ -245,3 +245,35 @@ func TestReadNamedRefuses(t *testing.T) {
 		})
 	}
 }
+
+// lyingFS serves one file whose Stat says it is smaller than it is, as a
+// file that grows between Stat and Read.
+type lyingFS struct{ data string }
+
+func (l lyingFS) Open(string) (fs.File, error) { return &lyingFile{strings.NewReader(l.data)}, nil }
+
+type lyingFile struct{ *strings.Reader }
+
+func (*lyingFile) Close() error               { return nil }
+func (*lyingFile) Stat() (fs.FileInfo, error) { return lyingInfo{}, nil }
+
+type lyingInfo struct{}
+
+func (lyingInfo) Name() string       { return "grown.yaml" }
+func (lyingInfo) Size() int64        { return 3 }
+func (lyingInfo) Mode() fs.FileMode  { return 0o644 }
+func (lyingInfo) ModTime() time.Time { return time.Time{} }
+func (lyingInfo) IsDir() bool        { return false }
+func (lyingInfo) Sys() any           { return nil }
+
+// A file read at the size Stat gave is read to its end when it has grown
+// since, and still refused past the limit.
+func TestReadFileFSReadsAGrownFile(t *testing.T) {
+	data, err := safeio.ReadFileFS(lyingFS{"0123456789"}, "grown.yaml", 10)
+	if err != nil || string(data) != "0123456789" {
+		t.Fatalf("read %q, %v; want the whole file", data, err)
+	}
+	if _, err := safeio.ReadFileFS(lyingFS{"0123456789"}, "grown.yaml", 9); !errors.Is(err, safeio.ErrTooLarge) || !strings.Contains(err.Error(), "is larger than the 9 bytes limit") {
+		t.Fatalf("err %v, want larger than the 9 bytes limit", err)
+	}
+}
