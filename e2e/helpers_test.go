@@ -21,25 +21,21 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 var llmrenderBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "llmrender-e2e-")
+	bin, remove, err := testkit.BuildLLMRender("../cmd/llmrender")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	llmrenderBin = filepath.Join(dir, "llmrender")
-	build := exec.Command("go", "build", "-o", llmrenderBin, "../cmd/llmrender")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building llmrender:", err)
-		os.Exit(1)
-	}
+	llmrenderBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 

@@ -8,21 +8,14 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // resourceList is the input kustomize gives a generator whose config has
 // these metadata and valuesFiles.
 func resourceList(metadata string, valuesFiles ...string) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: llmrender.dev/v1alpha1\n  kind: LLMWorkload\n  metadata: " + metadata + "\n")
-	if len(valuesFiles) > 0 {
-		b.WriteString("  valuesFiles:\n")
-		for _, f := range valuesFiles {
-			b.WriteString("  - '" + f + "'\n")
-		}
-	}
-	b.WriteString("  spec: {}\n")
-	return b.String()
+	return string(testkit.Generator(metadata, valuesFiles, ""))
 }
 
 // wholeErrorList checks that stdout is one ResourceList with no items and

@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 var bin string
@@ -53,26 +55,16 @@ func TestMain(m *testing.M) {
 		os.Exit(125)
 	}
 	bin = os.Getenv("LLMRENDER_BIN")
-	var built string
+	remove := func() {}
 	if bin == "" {
-		dir, err := os.MkdirTemp("", "llmrender-hostile-")
-		if err != nil {
+		var err error
+		if bin, remove, err = testkit.BuildLLMRender("../cmd/llmrender"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		built = dir
-		bin = filepath.Join(dir, "llmrender")
-		build := exec.Command("go", "build", "-o", bin, "../cmd/llmrender")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building llmrender:", err)
 			os.Exit(1)
 		}
 	}
 	code := m.Run()
-	if built != "" {
-		os.RemoveAll(built)
-	}
+	remove()
 	os.Exit(code)
 }
 

@@ -1,9 +1,7 @@
 package modes
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"go/format"
 	"io/fs"
@@ -18,6 +16,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	llm "github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -183,8 +182,6 @@ func TestListsReadAsPeopleWriteThem(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite table_gen.go from the chart's modes.yaml")
-
 // The built-in table is compiled in (table_gen.go), so no process parses
 // modes.yaml to know its modes; it must be the chart's file, row for row.
 // `go test ./modes -update` writes it again after the file changes.
@@ -201,14 +198,7 @@ func TestCompiledTableIsTheChartsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.WriteFile("table_gen.go", src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if have, _ := os.ReadFile("table_gen.go"); !bytes.Equal(have, src) {
-		t.Error("table_gen.go is not charts/llm/modes.yaml: run go test ./modes -update and read the diff")
-	}
+	testkit.Golden(t, "table_gen.go", src, "go test ./modes -update")
 	if !reflect.DeepEqual(builtinTable, parsed) {
 		t.Error("the compiled table differs from charts/llm/modes.yaml")
 	}

@@ -2,17 +2,14 @@ package pipeline
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/examples"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files (review the diff before committing)")
 
 // goldenCase renders the built-in chart with the given values files (relative
 // to the repository root) and compares with testdata/golden/NAME.yaml.
@@ -33,23 +30,7 @@ func goldenCase(t *testing.T, name string, files ...string) {
 	if err := renderer.WriteStream(&got, res.Objects); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "testdata", "golden", name+".yaml")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run 'make golden' to create it, then review it)", err)
-	}
-	if !bytes.Equal(want, got.Bytes()) {
-		t.Errorf("%s differs from the golden file; if the change is intended, run 'make golden' and review the diff\n--- got:\n%s", path, got.String())
-	}
+	testkit.Golden(t, filepath.Join("..", "testdata", "golden", name+".yaml"), got.Bytes(), "make golden")
 }
 
 func TestGoldenDefault(t *testing.T) { goldenCase(t, "default") }

@@ -1,11 +1,12 @@
 package plugin
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // A credential given as the release's namespace (or name) is refused as
@@ -72,15 +73,7 @@ func rootTree(t *testing.T) (root, outside string) {
 }
 
 // generatorWith is kustomize's input for a generator with these valuesFiles.
-func generatorWith(files ...string) []byte {
-	var b strings.Builder
-	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: llmrender.dev/v1alpha1\n  kind: LLMWorkload\n  metadata:\n    name: llm\n  valuesFiles:\n")
-	for _, f := range files {
-		fmt.Fprintf(&b, "  - %q\n", f)
-	}
-	b.WriteString("  spec: {}\n")
-	return []byte(b.String())
-}
+func generatorWith(files ...string) []byte { return testkit.Generator("", files, "") }
 
 // The files a function config names lie inside the client's root, as
 // kustomize's LoadRestrictionsRootOnly keeps a kustomization's files: no

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // modelTree is a kustomization's directory holding a model's config.json
@@ -41,16 +43,11 @@ func modelTree(t *testing.T) (root, outside string) {
 // modelGenerator is kustomize's input for a generator whose spec names a
 // model's config.json.
 func modelGenerator(config string, valuesFiles ...string) []byte {
-	var b strings.Builder
-	b.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: llmrender.dev/v1alpha1\n  kind: LLMWorkload\n  metadata:\n    name: llm\n  valuesFiles:\n")
-	for _, f := range valuesFiles {
-		fmt.Fprintf(&b, "  - %q\n", f)
-	}
-	b.WriteString("  spec:\n    accelerator:\n      profile: a100-80gb\n      devices: 1\n    workload:\n      type: inference\n")
+	spec := "accelerator:\n  profile: a100-80gb\n  devices: 1\nworkload:\n  type: inference\n"
 	if config != "" {
-		fmt.Fprintf(&b, "    model:\n      hfRepo: org/Test-Llama-8B\n      config: %q\n", config)
+		spec += fmt.Sprintf("model:\n  hfRepo: org/Test-Llama-8B\n  config: %q\n", config)
 	}
-	return []byte(b.String())
+	return testkit.Generator("", valuesFiles, spec)
 }
 
 // Under the function, model.config is read as valuesFiles are: a path in

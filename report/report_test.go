@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,12 +15,11 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // sample is a report with one finding of every kind a command reports.
 func sample() *Report {
@@ -55,19 +53,7 @@ func TestGoldens(t *testing.T) {
 			if strings.Contains(buf.String(), "AKIAIOSFODNN7EXAMPLE") {
 				t.Errorf("the credential is in the %s output:\n%s", format, buf.String())
 			}
-			golden := filepath.Join("testdata", format+".golden")
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if buf.String() != string(want) {
-				t.Errorf("%s output differs from %s (go test ./report -update):\n%s", format, golden, buf.String())
-			}
+			testkit.Golden(t, filepath.Join("testdata", format+".golden"), buf.Bytes(), "make golden")
 			// Deterministic: the same report, the same bytes.
 			var again bytes.Buffer
 			if err := w.Write(&again, sample()); err != nil || again.String() != buf.String() {

@@ -2,20 +2,17 @@ package llm_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"go/format"
 	"math"
-	"os"
 	"reflect"
 	"strconv"
 	"testing"
 
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/values"
 )
-
-var update = flag.Bool("update", false, "rewrite defaults_gen.go from values.yaml")
 
 // The chart's defaults are compiled in (defaults_gen.go), so that no
 // process parses values.yaml, the whole catalog, to render: they must be
@@ -35,14 +32,7 @@ func TestCompiledDefaultsAreValuesYAML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		if err := os.WriteFile("defaults_gen.go", src, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if have, err := os.ReadFile("defaults_gen.go"); err != nil || !bytes.Equal(have, src) {
-		t.Error("defaults_gen.go is not values.yaml: run go test ./charts/llm -update and read the diff")
-	}
+	testkit.Golden(t, "defaults_gen.go", src, "go test ./charts/llm -update")
 	if got := llm.Defaults(); !reflect.DeepEqual(got, parsed) {
 		t.Error("llm.Defaults() differs from values.yaml")
 	}
