@@ -70,6 +70,16 @@ Inputs (dict): root, ctx, phase (optional: "prefill" or "decode"; the
 decode server's when it is not given and prefill and decode are apart).
 */}}
 {{- define "llm.serve" -}}
+{{- /* Computed once per render and role, and kept on the root context as
+llm.ctx is: a serving render asks for it from a dozen templates. */ -}}
+{{- $key := printf "llmServe.%s" (get . "phase" | default "") -}}
+{{- if not (hasKey .root $key) -}}
+{{- $_ := set .root $key (include "llm.serve.compute" .) -}}
+{{- end -}}
+{{- get .root $key -}}
+{{- end -}}
+
+{{- define "llm.serve.compute" -}}
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 {{- $s := $v.serving -}}
