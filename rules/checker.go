@@ -55,7 +55,7 @@ type ObjectChecker struct {
 	facts    Facts
 	found    [][]Finding // per rule of objectRules that looks at one object
 	kept     [][]Object  // per rule that relates objects
-	names    map[string]bool
+	names    []string    // every object's, for LR024's hits that name an object
 	bound    []namespaceHits
 	matchers map[string]*namespaceMatcher
 }
@@ -63,7 +63,7 @@ type ObjectChecker struct {
 // NewObjectChecker is a checker with facts about the cluster.
 func NewObjectChecker(facts Facts) *ObjectChecker {
 	return &ObjectChecker{facts: facts, found: make([][]Finding, len(objectRules)), kept: make([][]Object, len(objectRules)),
-		names: map[string]bool{}, matchers: map[string]*namespaceMatcher{}}
+		matchers: map[string]*namespaceMatcher{}}
 }
 
 // Add checks one object with the rules that look at it alone and keeps
@@ -79,7 +79,7 @@ func (c *ObjectChecker) Add(o Object) {
 		}
 	}
 	if !c.facts.NamespaceChosen {
-		c.names[o.name()] = true
+		c.names = append(c.names, o.name())
 		if h := c.namespaceHits(o); len(h.fields) > 0 {
 			c.bound = append(c.bound, h)
 		}
@@ -96,8 +96,16 @@ func (c *ObjectChecker) Findings() []Finding {
 		}
 		fs = append(fs, c.found[i]...)
 	}
-	for _, h := range c.bound {
-		fs = append(fs, h.findings(c.names)...)
+	if len(c.bound) > 0 {
+		// A set only when a hit may need it: a dump of a cluster has
+		// hundreds of thousands of names and usually no hit.
+		names := make(map[string]bool, len(c.names))
+		for _, n := range c.names {
+			names[n] = true
+		}
+		for _, h := range c.bound {
+			fs = append(fs, h.findings(names)...)
+		}
 	}
 	Sort(fs)
 	return fs

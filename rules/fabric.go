@@ -126,6 +126,9 @@ func fabricWiring(objs []Object, facts Facts) []Finding {
 // unevenDevices finds an object whose accelerator pods do not all request
 // a fabric's devices (EFA, InfiniBand) when some do.
 func unevenDevices(o Object, pts []podTemplate, facts Facts) []Finding {
+	if len(pts) < 2 {
+		return nil // one pod template cannot be uneven with itself
+	}
 	var out []Finding
 	for _, name := range slices.Sorted(maps.Keys(facts.Fabrics)) {
 		res := facts.Fabrics[name].Resource

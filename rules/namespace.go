@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -46,12 +47,16 @@ func (c *ObjectChecker) namespaceHits(o Object) namespaceHits {
 		m = newNamespaceMatcher(ns)
 		c.matchers[ns] = m
 	}
-	h := namespaceHits{ns: ns, found: map[string][]nsHit{}, at: map[string]Finding{}}
-	walkStrings(o.Doc, "", func(field string, parent map[string]any, key, s, prev string) {
+	h := namespaceHits{ns: ns}
+	// Every way a string names the namespace spells it out (see in).
+	walkStrings(o.Doc, func(s string) bool { return strings.Contains(s, ns) }, func(field string, parent map[string]any, key, s, prev string) {
 		if field == "metadata.namespace" {
 			return
 		}
 		if what, ifObject := m.in(field, parent, key, s, prev); what != "" {
+			if h.found == nil {
+				h.found, h.at = map[string][]nsHit{}, map[string]Finding{}
+			}
 			if _, ok := h.found[field]; !ok {
 				h.fields = append(h.fields, field)
 				h.at[field] = objFinding("LR024", Warning, o, field, "")
@@ -138,31 +143,52 @@ func (m *namespaceMatcher) in(field string, parent map[string]any, key, s, prev 
 	return "", ""
 }
 
-// walkStrings calls fn for every string in a decoded tree, with its field
-// path (dotted, list indexes in brackets), the map that holds it and its key
-// there (the key of the list for a string in a list), and in a list the
-// string before it.
-func walkStrings(v any, path string, fn func(field string, parent map[string]any, key, s, prev string)) {
-	var walk func(v any, path string, parent map[string]any, key, prev string)
-	walk = func(v any, path string, parent map[string]any, key, prev string) {
+// walkStrings calls fn with every string in v that keep accepts, with its
+// field path (a.b[0].c), the map holding it (or the list's), its key, and
+// the string before it in the same list ("" otherwise). Paths are spelt
+// out only for the strings kept: most strings of a manifest are not.
+func walkStrings(v any, keep func(string) bool, fn func(field string, parent map[string]any, key, s, prev string)) {
+	type segment struct {
+		key   string
+		index int // a list item's, or -1 for a map key
+	}
+	path := make([]segment, 0, 16)
+	field := func() string {
+		out := ""
+		for _, s := range path {
+			switch {
+			case s.index >= 0:
+				out += "[" + strconv.Itoa(s.index) + "]"
+			case out != "":
+				out += "." + s.key
+			default:
+				out = s.key
+			}
+		}
+		return out
+	}
+	var walk func(v any, parent map[string]any, key, prev string)
+	walk = func(v any, parent map[string]any, key, prev string) {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, c := range x {
-				p := k
-				if path != "" {
-					p = path + "." + k
-				}
-				walk(c, p, x, k, "")
+				path = append(path, segment{k, -1})
+				walk(c, x, k, "")
+				path = path[:len(path)-1]
 			}
 		case []any:
 			prev := ""
 			for i, c := range x {
-				walk(c, fmt.Sprintf("%s[%d]", path, i), parent, key, prev)
+				path = append(path, segment{index: i})
+				walk(c, parent, key, prev)
+				path = path[:len(path)-1]
 				prev, _ = c.(string)
 			}
 		case string:
-			fn(path, parent, key, x, prev)
+			if keep(x) {
+				fn(field(), parent, key, x, prev)
+			}
 		}
 	}
-	walk(v, path, nil, "", "")
+	walk(v, nil, "", "")
 }

@@ -31,7 +31,7 @@ var renamedPickerPlugins = map[string]string{
 func pickerConfigs(objs []Object) []Finding {
 	var out []Finding
 	for _, o := range objs {
-		if o.kind() == "ConfigMap" {
+		if o.kind() == "ConfigMap" && mentions(mapAt(o.Doc, "data"), "EndpointPickerConfig") {
 			for _, key := range sortedKeys(mapAt(o.Doc, "data")) {
 				text := str(o.Doc, "data", key)
 				if strings.Contains(text, "EndpointPickerConfig") {
@@ -164,4 +164,14 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// mentions tells whether a string value of m contains text.
+func mentions(m map[string]any, text string) bool {
+	for _, v := range m {
+		if s, ok := v.(string); ok && strings.Contains(s, text) {
+			return true
+		}
+	}
+	return false
 }

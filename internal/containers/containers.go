@@ -37,9 +37,13 @@ func Of(doc map[string]any) []Container {
 func walk(v any, path string, out *[]Container) {
 	switch x := v.(type) {
 	case map[string]any:
+		// Most maps of a manifest hold only scalars (labels, data,
+		// resources): nothing to sort or name there.
 		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
+		for k, e := range x {
+			if nested(e) {
+				keys = append(keys, k)
+			}
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
@@ -59,7 +63,18 @@ func walk(v any, path string, out *[]Container) {
 		}
 	case []any:
 		for i, item := range x {
-			walk(item, fmt.Sprintf("%s[%d]", path, i), out)
+			if nested(item) {
+				walk(item, fmt.Sprintf("%s[%d]", path, i), out)
+			}
 		}
 	}
+}
+
+// nested tells whether v is a map or a list, which may hold containers.
+func nested(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
 }
