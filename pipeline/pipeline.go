@@ -5,7 +5,6 @@ package pipeline
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/llmrender/llmrender/modes"
@@ -266,17 +265,4 @@ func Render(req Request) (*Result, error) {
 		return nil, &rules.Failed{Findings: failed}
 	}
 	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices, Modes: req.Chart.modeTable()}, nil
-}
-
-// Decode turns rendered objects into plain trees for the manifest rules.
-func Decode(objs []*renderer.Object) ([]rules.Object, error) {
-	out := make([]rules.Object, 0, len(objs))
-	for _, o := range objs {
-		var doc map[string]any
-		if err := o.Node.Decode(&doc); err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", o.Source, o.ID(), err)
-		}
-		out = append(out, rules.Object{Source: o.Source, Doc: doc})
-	}
-	return out, nil
 }
