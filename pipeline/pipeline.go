@@ -161,11 +161,10 @@ func Render(req Request) (*Result, error) {
 		return nil, err
 	}
 	vals, pos := proc.merged, proc.pos
-	// The templates run while the values are checked, on a copy (a
-	// template may write to .Values): the checks and the render each take
-	// a few milliseconds, and a second core does one. When a check refuses
-	// the values, the render is stopped and its outcome dropped unseen, as
-	// if it had never started. A batch has no idle core: its renders start
+	// The templates run while the values are checked: the checks and the
+	// render each take a few milliseconds, and a second core does one.
+	// When a check refuses the values, the render is stopped and its
+	// outcome dropped unseen, as if it had never started. A batch has no idle core: its renders start
 	// once the checks pass, on the values themselves.
 	stop := make(chan struct{})
 	defer close(stop)
@@ -191,7 +190,16 @@ func Render(req Request) (*Result, error) {
 	}
 	var rendering func() (rendered, error)
 	if !req.Batched {
-		rendering = render(values.DeepCopy(vals).(map[string]any))
+		renderVals := vals
+		if !req.Chart.trusted {
+			// Another chart's templates may write to .Values while the
+			// checks read them. The built-in chart's write only to dicts
+			// of their own (TestBuiltinTemplatesLeaveValuesAlone), so
+			// its render and checks share the values, whole catalog
+			// included, instead of copying them.
+			renderVals = values.DeepCopy(vals).(map[string]any)
+		}
+		rendering = render(renderVals)
 	}
 	// The checks wait for the template parse (it runs on every core) and
 	// then run beside the templates, which wait for nothing else.

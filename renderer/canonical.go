@@ -1,6 +1,7 @@
 package renderer
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -195,8 +196,35 @@ func stringStyle(s string) (yaml.Style, string, error) {
 	return st.style, st.tag, err
 }
 
-// yamlStringStyle asks yaml.v3 by encoding s into a node.
+// yamlStringStyle asks yaml.v3 how it writes s: it encodes s and reads
+// the style off the first byte, as a node encoded from s would have it
+// after yaml.v3 parses it back (Node.Encode, which does that parse too,
+// costs twice as much). Anything else (a tag, a directive) is left to
+// Node.Encode. TestStringStyleIsNodeEncodes holds the two together.
 func yamlStringStyle(s string) (yaml.Style, string, error) {
+	out, err := yaml.Marshal(s)
+	if err != nil {
+		return 0, "", err
+	}
+	switch {
+	case len(out) == 0:
+	case out[0] == '"':
+		return yaml.DoubleQuotedStyle, "!!str", nil
+	case out[0] == '\'':
+		return yaml.SingleQuotedStyle, "!!str", nil
+	case out[0] == '|':
+		return yaml.LiteralStyle, "!!str", nil
+	case out[0] == '>':
+		return yaml.FoldedStyle, "!!str", nil
+	case out[0] != '!' && out[0] != '%' && !bytes.HasPrefix(out, []byte("---")) && s != "<<":
+		// Plain; "<<" is written plain but read back as a merge key.
+		return 0, "!!str", nil
+	}
+	return nodeEncodeStyle(s)
+}
+
+// nodeEncodeStyle is the style and tag of a node yaml.v3 encodes s into.
+func nodeEncodeStyle(s string) (yaml.Style, string, error) {
 	var tmp yaml.Node
 	if err := tmp.Encode(s); err != nil {
 		return 0, "", err
@@ -205,8 +233,8 @@ func yamlStringStyle(s string) (yaml.Style, string, error) {
 }
 
 // plainWord tells, without asking yaml.v3, that it writes s as a plain
-// string: a letter, then letters, digits and "-_./", and not a word YAML 1.1
-// or 1.2 reads as a boolean or null. Most keys, names and labels of a
+// string: a letter, then letters, digits, "-_./" and single spaces between
+// them, and not a word YAML 1.1 or 1.2 reads as a boolean or null. Most keys, names and labels of a
 // manifest are such words; everything else takes the slow, exact path.
 // TestPlainWordAgreesWithYAML holds this to what yaml.v3 does.
 func plainWord(s string) bool {
@@ -215,6 +243,9 @@ func plainWord(s string) bool {
 	}
 	for i := 1; i < len(s); i++ {
 		c := s[i]
+		if c == ' ' && s[i-1] != ' ' && i < len(s)-1 {
+			continue // one space between words: yaml.v3 writes "run the job" plain
+		}
 		if !isLetter(c) && !('0' <= c && c <= '9') && c != '-' && c != '_' && c != '.' && c != '/' {
 			return false
 		}

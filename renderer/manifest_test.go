@@ -267,7 +267,11 @@ data:
 // must agree. The corpus: every string of the golden files, every short
 // string over an alphabet of the characters that matter, and the words
 // YAML gives meaning to.
-func TestPlainWordAgreesWithYAML(t *testing.T) {
+// styleCorpus is every scalar of the goldens, every string of up to
+// length characters from an alphabet of YAML's troublemakers, and words
+// YAML 1.1 or 1.2 read as something other than a string.
+func styleCorpus(t *testing.T, length int) map[string]bool {
+	t.Helper()
 	corpus := map[string]bool{}
 	goldens, _ := filepath.Glob("../testdata/golden/*.yaml")
 	if len(goldens) == 0 {
@@ -307,20 +311,25 @@ func TestPlainWordAgreesWithYAML(t *testing.T) {
 			grow(prefix+c, n-1)
 		}
 	}
-	grow("", 4)
+	grow("", length)
 	for _, w := range []string{"yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF",
 		"true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL", "nan", "NaN", "inf", "Inf",
 		"infinity", "Infinity", "e10", "E5", "x1F", "o17", "b101", "a-b", "a.b", "a/b", "a_b", "y2k", "yes-no",
 		"nullable", "Off-", "n.1", "v1", "apps/v1", "batch.volcano.sh", "2001-12-14", "Z", "T", "_a", ".a", "/a"} {
 		corpus[w] = true
 	}
+	return corpus
+}
+
+func TestPlainWordAgreesWithYAML(t *testing.T) {
+	corpus := styleCorpus(t, 4)
 	plain := 0
 	for s := range corpus {
 		if !plainWord(s) {
 			continue
 		}
 		plain++
-		style, tag, err := yamlStringStyle(s)
+		style, tag, err := nodeEncodeStyle(s)
 		if err != nil || style != 0 || tag != "!!str" {
 			t.Errorf("plainWord(%q) = true, but yaml.v3 writes it with style %v, tag %q (%v)", s, style, tag, err)
 		}
@@ -421,6 +430,28 @@ func TestSeparatorsAreDocSep(t *testing.T) {
 		}
 		if !slices.EqualFunc(got, want, slices.Equal[[]int]) {
 			t.Fatalf("%q: separators %v, docSep %v", text, got, want)
+		}
+	}
+}
+
+// yamlStringStyle reads the style off yaml.v3's output; it must be the
+// style of the node yaml.v3 encodes, for every string: the corpus, and
+// strings made to need quotes, blocks, tags or escapes. (Strings of up to
+// three characters: four, 194,000 strings encoded twice, agree too but
+// take ten seconds.)
+func TestStringStyleIsNodeEncodes(t *testing.T) {
+	corpus := styleCorpus(t, 3)
+	for _, s := range []string{"", " ", " a", "a ", "a\n", "a\nb", "a\n\nb\n", " a\nb", "a\n b  \n", "a\tb", "\ta",
+		"- a", "-a", "--a", "---", "--- a", "...", "... a", "? a", ": a", "a: b", "a:b", "a #b", "#a", "&a", "*a", "!a", "%a", "@a",
+		"`a", "'a", "\"a", "|", ">", "[a]", "{a}", "a,b", "\x00", "\xff\xfe", "caf\u00e9", "\u2028", "\ufeffa", "0", "-1", "1e3",
+		"0x1F", "1_000", "1:30", "2001-12-14", ".inf", "~", "<<", "=", strings.Repeat("word ", 40), strings.Repeat("x", 300)} {
+		corpus[s] = true
+	}
+	for s := range corpus {
+		gotStyle, gotTag, gotErr := yamlStringStyle(s)
+		wantStyle, wantTag, wantErr := nodeEncodeStyle(s)
+		if gotStyle != wantStyle || gotTag != wantTag || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Errorf("%q: style %v, tag %q, %v; yaml.v3's node: style %v, tag %q, %v", s, gotStyle, gotTag, gotErr, wantStyle, wantTag, wantErr)
 		}
 	}
 }
