@@ -97,8 +97,9 @@ func TestPodSecurityBaseline(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	checked, excepted := 0, map[string]int{}
+	ensured := ensurer{}
 	for _, set := range everySet(t) {
-		ensure(t, ns, nil, set.objects)
+		ensured.ensure(t, ns, nil, set.objects)
 		for _, obj := range set.objects {
 			for _, tpl := range podTemplates(obj.Object) {
 				spec := tpl.spec
@@ -160,11 +161,12 @@ func TestPodSecurityRestrictedHelpers(t *testing.T) {
 	ensure(t, "pss-baseline", map[string]string{"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "latest"}, nil)
 	seen := map[string]bool{}
 	checked, asRoot, waits := 0, 0, 0
+	ensured := ensurer{}
 	for _, set := range everySet(t) {
-		ensure(t, ns, nil, set.objects)
+		ensured.ensure(t, ns, nil, set.objects)
 		rootOwned := strings.Contains(set.label, onlyRootWrites)
 		if rootOwned {
-			ensure(t, "pss-baseline", nil, set.objects) // the root writers' second check
+			ensured.ensure(t, "pss-baseline", nil, set.objects) // the root writers' second check
 		}
 		for _, obj := range set.objects {
 			for _, tpl := range podTemplates(obj.Object) {
