@@ -164,8 +164,9 @@ func Render(req Request) (*Result, error) {
 	// The templates run while the values are checked: the checks and the
 	// render each take a few milliseconds, and a second core does one.
 	// When a check refuses the values, the render is stopped and its
-	// outcome dropped unseen, as if it had never started. A batch has no idle core: its renders start
-	// once the checks pass, on the values themselves.
+	// outcome dropped unseen, as if it had never started. A batch has no
+	// idle core: its renders start once the checks pass, on the values
+	// themselves.
 	stop := make(chan struct{})
 	defer close(stop)
 	opts := req.Chart.parseFor(proc.Chart, vals, req.Options, req.Batched)

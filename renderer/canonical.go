@@ -234,8 +234,9 @@ func nodeEncodeStyle(s string) (yaml.Style, string, error) {
 
 // plainWord tells, without asking yaml.v3, that it writes s as a plain
 // string: a letter, then letters, digits, "-_./" and single spaces between
-// them, and not a word YAML 1.1 or 1.2 reads as a boolean or null. Most keys, names and labels of a
-// manifest are such words; everything else takes the slow, exact path.
+// them, and not a word YAML 1.1 or 1.2 reads as a boolean or null. Most
+// keys, names and labels of a manifest are such words; everything else
+// takes the slow, exact path.
 // TestPlainWordAgreesWithYAML holds this to what yaml.v3 does.
 func plainWord(s string) bool {
 	if s == "" || !isLetter(s[0]) {

@@ -181,7 +181,7 @@ func ensure(t *testing.T, ns string, labels map[string]string, objs []*unstructu
 // ServiceAccounts it has not ensured yet in this test.
 type ensurer map[string]bool
 
-func (e ensurer) ensure(t *testing.T, ns string, labels map[string]string, objs []*unstructured.Unstructured) {
+func (e ensurer) ensure(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 	t.Helper()
 	need := []string{ns + "\x00"}
 	for _, o := range objs {
@@ -201,7 +201,7 @@ func (e ensurer) ensure(t *testing.T, ns string, labels map[string]string, objs 
 	if !fresh {
 		return
 	}
-	ensure(t, ns, labels, objs)
+	ensure(t, ns, nil, objs)
 	for _, k := range need {
 		e[k] = true
 	}
@@ -286,7 +286,7 @@ func TestAPIServerAcceptsEverything(t *testing.T) {
 	same := 0
 	ensured := ensurer{}
 	for _, set := range sets {
-		ensured.ensure(t, set.namespace, nil, set.objects)
+		ensured.ensure(t, set.namespace, set.objects)
 		for _, obj := range set.objects {
 			data, err := json.Marshal(obj.Object) // sorted keys: one text for one object
 			if err != nil {

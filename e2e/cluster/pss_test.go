@@ -99,7 +99,7 @@ func TestPodSecurityBaseline(t *testing.T) {
 	checked, excepted := 0, map[string]int{}
 	ensured := ensurer{}
 	for _, set := range everySet(t) {
-		ensured.ensure(t, ns, nil, set.objects)
+		ensured.ensure(t, ns, set.objects)
 		for _, obj := range set.objects {
 			for _, tpl := range podTemplates(obj.Object) {
 				spec := tpl.spec
@@ -163,10 +163,10 @@ func TestPodSecurityRestrictedHelpers(t *testing.T) {
 	checked, asRoot, waits := 0, 0, 0
 	ensured := ensurer{}
 	for _, set := range everySet(t) {
-		ensured.ensure(t, ns, nil, set.objects)
+		ensured.ensure(t, ns, set.objects)
 		rootOwned := strings.Contains(set.label, onlyRootWrites)
 		if rootOwned {
-			ensured.ensure(t, "pss-baseline", nil, set.objects) // the root writers' second check
+			ensured.ensure(t, "pss-baseline", set.objects) // the root writers' second check
 		}
 		for _, obj := range set.objects {
 			for _, tpl := range podTemplates(obj.Object) {

@@ -22,6 +22,7 @@
 package safeio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -97,14 +98,28 @@ func isStream(m fs.FileMode) bool {
 // ReadAll reads a stream (standard input) of at most limit bytes; name is
 // how errors call it.
 func ReadAll(r io.Reader, name string, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
+	return readAll(r, name, limit, 0)
+}
+
+// readAll is ReadAll into a buffer that holds sizeHint bytes from the
+// start (what Stat says of a file), as os.ReadFile sizes its buffer,
+// instead of growing it from nothing: the chart's files are read on every
+// start. A file that has grown since is read on to the limit.
+func readAll(r io.Reader, name string, limit, sizeHint int64) ([]byte, error) {
+	var b bytes.Buffer
+	if sizeHint > 0 {
+		b.Grow(int(sizeHint) + bytes.MinRead) // ReadFrom wants MinRead free to read at all
+	}
+	if _, err := b.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
 		return nil, &Error{Path: name, Reason: "cannot read: " + Describe(err), Err: err}
 	}
-	if int64(len(data)) > limit {
+	if int64(b.Len()) > limit {
 		return nil, &Error{Path: name, Reason: "is larger than the " + Size(limit) + " limit", Err: ErrTooLarge}
 	}
-	return data, nil
+	if b.Len() == 0 {
+		return []byte{}, nil // as io.ReadAll: empty, not nil
+	}
+	return b.Bytes(), nil
 }
 
 // ReadFileFS reads name from fsys with the size limit: a file whose Stat
@@ -126,35 +141,7 @@ func ReadFileFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
 	if info.Size() > limit {
 		return nil, &Error{Path: name, Reason: fmt.Sprintf("is %s, larger than the %s limit", Size(info.Size()), Size(limit)), Err: ErrTooLarge}
 	}
-	if size := info.Size(); size > 0 {
-		// One buffer of the size Stat says (and a byte to see growth),
-		// as os.ReadFile does, instead of io.ReadAll's doubling: the
-		// chart's files are read on every start.
-		return readSized(f, name, size, limit)
-	}
-	return ReadAll(f, name, limit) // /proc files say 0
-}
-
-// readSized reads a file Stat says is size bytes, to its end (it may have
-// grown since) or one byte past limit.
-func readSized(f io.Reader, name string, size, limit int64) ([]byte, error) {
-	data := make([]byte, 0, size+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if int64(len(data)) > limit {
-			return nil, &Error{Path: name, Reason: "is larger than the " + Size(limit) + " limit", Err: ErrTooLarge}
-		}
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return nil, &Error{Path: name, Reason: "cannot read: " + Describe(err), Err: err}
-		}
-	}
+	return readAll(f, name, limit, info.Size()) // a file can grow, and /proc files say 0
 }
 
 // Dir is the tree under root as a file system whose files are only what

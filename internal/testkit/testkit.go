@@ -18,9 +18,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the files the tests compare their output with (review the diff before committing)")
 
-// Updating tells whether the tests run with -update.
-func Updating() bool { return *update }
-
 // Golden compares got with the file at path, or writes got there when the
 // tests run with -update. rewrite is the command that rewrites it, for the
 // message (make golden, go test ./modes -update).
