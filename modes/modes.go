@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -35,6 +36,8 @@ type Mode struct {
 	Steps         []string          `json:"steps,omitempty" yaml:"steps,omitempty"`
 	BesideWorkers string            `json:"besideWorkers,omitempty" yaml:"besideWorkers,omitempty"`
 	Launcher      string            `json:"launcher" yaml:"launcher"`
+	Program       *Program          `json:"program,omitempty" yaml:"program,omitempty"`
+	Minimums      []Minimum         `json:"minimums,omitempty" yaml:"minimums,omitempty"`
 	Settings      map[string]string `json:"settings,omitempty" yaml:"settings,omitempty"`
 	Ignores       map[string]string `json:"ignores,omitempty" yaml:"ignores,omitempty"`
 	Templates     []string          `json:"templates" yaml:"templates"`
@@ -87,6 +90,25 @@ type Done struct {
 	Available bool `json:"available,omitempty" yaml:"available,omitempty"`
 }
 
+// Program is what a mode's launcher starts when workload.script is
+// empty; at most one is set.
+type Program struct {
+	File  string `json:"file,omitempty" yaml:"file,omitempty"`   // a file of the image
+	Value string `json:"value,omitempty" yaml:"value,omitempty"` // a value (JSON pointer) that names it
+}
+
+// Minimum is an operator version a mode needs: always, or when a value
+// of it is set.
+type Minimum struct {
+	Version string `json:"version" yaml:"version"`
+	// When is a value (a JSON pointer) that needs the version when it is
+	// set; "" for the mode itself.
+	When string `json:"when,omitempty" yaml:"when,omitempty"`
+	// Message says what cannot run: {have} stands for the version in
+	// values, {value} for the value at When.
+	Message string `json:"message" yaml:"message"`
+}
+
 // The launchers: what starts workload.script.
 const (
 	Torchrun = "torchrun"
@@ -98,19 +120,49 @@ const (
 // Table is the modes in the file's order.
 type Table []Mode
 
-// Parse reads a modes.yaml; name names it in errors.
+// file is a modes.yaml.
+type file struct {
+	Modes Table  `yaml:"modes"`
+	Kinds []Kind `yaml:"kinds"`
+}
+
+// Parse reads a modes.yaml's modes; name names it in errors.
 func Parse(name string, data []byte) (Table, error) {
-	var doc struct {
-		Modes Table `yaml:"modes"`
+	f, err := parse(name, data)
+	return f.Modes, err
+}
+
+// ParseKinds reads a modes.yaml's kinds; name names it in errors.
+func ParseKinds(name string, data []byte) (Kinds, error) {
+	f, err := parse(name, data)
+	if err != nil || len(f.Kinds) == 0 {
+		return nil, err // a table without kinds leaves them to the built-in chart's
 	}
+	return kindsOf(name, f.Kinds)
+}
+
+// parse reads and checks a whole modes.yaml.
+func parse(name string, data []byte) (file, error) {
+	var doc file
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		return nil, fmt.Errorf("%s: %s", name, strings.ReplaceAll(strings.TrimPrefix(msg, "unmarshal errors:\n  "), "\n  ", "; "))
+		return file{}, fmt.Errorf("%s: %s", name, strings.ReplaceAll(strings.TrimPrefix(msg, "unmarshal errors:\n  "), "\n  ", "; "))
 	}
+	if err := checkModes(name, doc.Modes); err != nil {
+		return file{}, err
+	}
+	if _, err := kindsOf(name, doc.Kinds); err != nil {
+		return file{}, err
+	}
+	return doc, nil
+}
+
+// checkModes checks each row of the modes.
+func checkModes(name string, table Table) error {
 	seen := map[string]bool{}
-	for i, m := range doc.Modes {
+	for i, m := range table {
 		where := fmt.Sprintf("%s: modes[%d]", name, i)
 		if m.Name != "" {
 			where += " (" + m.Name + ")"
@@ -123,31 +175,43 @@ func Parse(name string, data []byte) (Table, error) {
 		}
 		switch {
 		case m.Name == "":
-			return nil, fmt.Errorf("%s: name is empty", where)
+			return fmt.Errorf("%s: name is empty", where)
 		case seen[m.Name]:
-			return nil, fmt.Errorf("%s: the mode is listed twice", where)
+			return fmt.Errorf("%s: the mode is listed twice", where)
 		case m.Nodes != "one" && m.Nodes != "many":
-			return nil, fmt.Errorf("%s: nodes is %q, expected one or many", where, m.Nodes)
+			return fmt.Errorf("%s: nodes is %q, expected one or many", where, m.Nodes)
 		case !slices.Contains([]string{Torchrun, MPIRun, Ray, Server}, m.Launcher):
-			return nil, fmt.Errorf("%s: launcher is %q, expected %s, %s, %s or %s", where, m.Launcher, Torchrun, MPIRun, Ray, Server)
+			return fmt.Errorf("%s: launcher is %q, expected %s, %s, %s or %s", where, m.Launcher, Torchrun, MPIRun, Ray, Server)
 		case m.Run.Kind == "" || m.Run.APIVersion == "":
-			return nil, fmt.Errorf("%s: run needs its kind and apiVersion", where)
+			return fmt.Errorf("%s: run needs its kind and apiVersion", where)
 		case done != 1:
-			return nil, fmt.Errorf("%s: done must say one thing (condition, phase, fields or available), it says %d", where, done)
+			return fmt.Errorf("%s: done must say one thing (condition, phase, fields or available), it says %d", where, done)
 		case len(m.Templates) == 0:
-			return nil, fmt.Errorf("%s: templates is empty", where)
+			return fmt.Errorf("%s: templates is empty", where)
+		case m.Program != nil && (m.Program.File == "") == (m.Program.Value == ""):
+			return fmt.Errorf("%s: program must say one thing, a file or a value", where)
+		case m.Program != nil && m.Program.Value != "" && !strings.HasPrefix(m.Program.Value, "/"):
+			return fmt.Errorf("%s: program: value %q is not a JSON pointer (/a/b)", where, m.Program.Value)
+		case len(m.Minimums) > 0 && m.Operator == "":
+			return fmt.Errorf("%s: minimums need the mode's operator", where)
 		}
 		for _, pattern := range m.Templates {
 			if _, err := path.Match(pattern, ""); err != nil || strings.Contains(pattern, "/") {
-				return nil, fmt.Errorf("%s: templates: %q is not a file name or glob in templates/", where, pattern)
+				return fmt.Errorf("%s: templates: %q is not a file name or glob in templates/", where, pattern)
+			}
+		}
+		for j, min := range m.Minimums {
+			if _, err := semver.StrictNewVersion(min.Version); err != nil || min.Message == "" || min.When != "" && !strings.HasPrefix(min.When, "/") {
+				return fmt.Errorf("%s: minimums[%d]: expected a version (x.y.z), a message and when as a JSON pointer, got %q, %q and %q",
+					where, j, min.Version, min.Message, min.When)
 			}
 		}
 		seen[m.Name] = true
 	}
-	if len(doc.Modes) == 0 {
-		return nil, fmt.Errorf("%s: no modes", name)
+	if len(table) == 0 {
+		return fmt.Errorf("%s: no modes", name)
 	}
-	return doc.Modes, nil
+	return nil
 }
 
 // Builtin is the built-in chart's table, compiled in from its modes.yaml

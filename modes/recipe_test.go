@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	llm "github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/pipeline"
@@ -109,6 +110,119 @@ download:
 	}
 }
 
+// A mode whose run is a kind of its own adds that kind's row to the
+// table's kinds (where its pods are, whether they end): the plan counts
+// its accelerator pods and the manifest rules check them, with no Go
+// change. The built-in kinds, the control, find no pods in it.
+func TestAKindAddedToAChartCopyNeedsNoGoChange(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, llm.FS); err != nil {
+		t.Fatal(err)
+	}
+	table := filepath.Join(dir, modes.File)
+	data, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = testkit.AddModeRow(t, data, `  - name: batch-run
+    summary: a BatchRun of example.com's operator
+    renders: one BatchRun
+    needs: example.com's BatchRun operator
+    operator: ""
+    run: {kind: BatchRun, apiVersion: example.com/v1}
+    nodes: many
+    done: {condition: Succeeded}
+    launcher: torchrun
+    templates: [mode-batch-run.yaml]
+`)
+	writeFile(t, table, string(data)+"  - {kind: BatchRun, pods: {shape: template, at: spec.podTemplate, count: spec.workers}, ends: always, peers: all}\n")
+	writeFile(t, filepath.Join(dir, "templates", "mode-batch-run.yaml"), `{{- $c := include "llm.ctx" . | fromYaml -}}
+{{- if eq $c.mode "batch-run" }}
+{{- $command := include "llm.command" (dict "root" . "ctx" $c "rank" "0" "master" "localhost") -}}
+{{- $pod := dict "root" . "ctx" $c "component" "run" "accelerator" true "restartPolicy" "Never"
+    "initContainers" (include "llm.container.before" (dict "root" . "ctx" $c))
+    "containers" (include "llm.container.main" (dict "root" . "ctx" $c "name" "main" "command" $command)) -}}
+apiVersion: example.com/v1
+kind: BatchRun
+metadata:
+  {{- include "llm.metadata" (dict "root" . "name" $c.name "component" "run" "ctx" $c "step" "run") | nindent 2 }}
+spec:
+  workers: {{ $c.nodes }}
+  podTemplate:
+    {{- include "llm.pod.template" $pod | nindent 4 }}
+{{- end }}
+`)
+	addToSchemaEnum(t, dir, "batch-run")
+	vals := filepath.Join(dir, "my-values.yaml")
+	writeFile(t, vals, `model:
+  name: llama-3-8b-instruct
+accelerator:
+  profile: a100-80gb
+  devices: 8
+orchestration:
+  mode: batch-run
+workload:
+  type: finetune
+  nodes: 2
+  script: finetune.py
+storage:
+  storageClassName: standard-rwx
+download:
+  tokenSecret: {name: huggingface-secret, key: token}
+`)
+	chart, err := pipeline.LoadChart(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pipeline.Render(pipeline.Request{Chart: chart, Sources: values.Sources{Files: []string{vals}}})
+	if err != nil {
+		t.Fatalf("the copy does not render its new mode: %v", err)
+	}
+
+	// The plan finds the run's accelerator pods: two nodes of 8 devices.
+	p, err := plan.Build(res, "llm", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range p.Steps {
+		for _, pc := range s.Pods {
+			found = found || pc.Path == "spec.podTemplate.spec" && pc.Replicas == 2 && pc.Devices == 8
+		}
+	}
+	if !found {
+		t.Fatalf("plan: no step runs the BatchRun's 2 pods of 8 devices: %+v", p.Steps)
+	}
+
+	// The manifest rules check its pods: torchrun's processes against the
+	// devices a pod gets (LR001), once the devices are cut to 4.
+	objs, err := pipeline.Decode(res.Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run []rules.Object
+	for _, o := range objs {
+		if o.Doc["kind"] == "BatchRun" {
+			run = append(run, o)
+		}
+	}
+	if len(run) != 1 {
+		t.Fatalf("%d BatchRuns rendered", len(run))
+	}
+	limits := values.At(run[0].Doc, "/spec/podTemplate/spec/containers/0/resources/limits").(map[string]any)
+	limits["nvidia.com/gpu"] = int64(4)
+	kinds, err := modes.KindsOf(chart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := rules.CheckObjects(run, rules.Facts{Kinds: kinds}); !hasFinding(fs, "LR001", "") {
+		t.Errorf("the rules with the copy's kinds do not see the BatchRun's pods: %v", fs)
+	}
+	if fs := rules.CheckObjects(run, rules.Facts{}); hasFinding(fs, "LR001", "") || len(rules.Compute(nil, run[0])) != 0 {
+		t.Errorf("the built-in kinds know BatchRun: %v", fs)
+	}
+}
+
 // addMode adds mode batch-job, a Job of its own template, to the chart in
 // dir as the recipe says.
 func addMode(t *testing.T, dir string) {
@@ -118,8 +232,7 @@ func addMode(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, table, string(data)+`
-  - name: batch-job
+	writeFile(t, table, string(testkit.AddModeRow(t, data, `  - name: batch-job
     summary: a batch/v1 Job of its own template
     renders: one batch/v1 Job
     needs: nothing
@@ -129,7 +242,7 @@ func addMode(t *testing.T, dir string) {
     done: {condition: Complete}
     launcher: torchrun
     templates: [mode-batch-job.yaml]
-`)
+`)))
 	writeFile(t, filepath.Join(dir, "templates", "mode-batch-job.yaml"), `{{- $c := include "llm.ctx" . | fromYaml -}}
 {{- if eq $c.mode "batch-job" }}
 {{- $command := include "llm.command" (dict "root" . "ctx" $c "rank" "0" "master" "localhost") -}}
@@ -141,8 +254,15 @@ func addMode(t *testing.T, dir string) {
     "job" (dict "backoffLimit" (int .Values.workload.backoffLimit))) }}
 {{- end }}
 `)
+	addToSchemaEnum(t, dir, "batch-job")
+}
+
+// addToSchemaEnum adds a mode to the enum of orchestration.mode in the
+// chart's schema.
+func addToSchemaEnum(t *testing.T, dir, mode string) {
+	t.Helper()
 	path := filepath.Join(dir, "values.schema.json")
-	data, err = os.ReadFile(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +270,8 @@ func addMode(t *testing.T, dir string) {
 	if err := json.Unmarshal(data, &schema); err != nil {
 		t.Fatal(err)
 	}
-	mode := values.At(schema, "/properties/orchestration/properties/mode").(map[string]any)
-	mode["enum"] = append(mode["enum"].([]any), "batch-job")
+	field := values.At(schema, "/properties/orchestration/properties/mode").(map[string]any)
+	field["enum"] = append(field["enum"].([]any), mode)
 	data, err = json.Marshal(schema)
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ type Chart struct {
 	// modes is the chart's own table of modes (modes.yaml), which the
 	// values rules read; see modeTable.
 	modes modes.Table
+	kinds modes.Kinds // its kinds, which the manifest rules read; nil: the built-in chart's
 
 	// trusted: the chart's defaults are known to pass its whole schema
 	// (the built-in chart's, which a test holds to it). A render then
@@ -110,6 +111,9 @@ func LoadChart(dir string) (*Chart, error) {
 		// A copy of the built-in chart may add modes: its rows are what
 		// the values rules check against.
 		if out.modes, err = modes.Of(c); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		if out.kinds, err = modes.KindsOf(c); err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 	}

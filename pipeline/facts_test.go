@@ -32,7 +32,7 @@ func checkFactsAgree(t *testing.T, set string, res *Result, objs []rules.Object)
 		if resource == "" {
 			continue
 		}
-		for _, pc := range rules.Compute(o) {
+		for _, pc := range rules.Compute(nil, o) {
 			if pc.Resource != resource || pc.Devices == 0 {
 				continue // not an accelerator pod: a step, a tool
 			}

@@ -66,6 +66,7 @@ type Result struct {
 	Waived    []rules.Finding // findings the values waive by rule ID
 	Notices   []string        // about the chart and values files, not the objects: printed as warnings
 	Modes     modes.Table     // the chart's table of modes, which plan reads
+	Kinds     modes.Kinds     // where the chart's kinds keep their pods; nil: the built-in chart's
 }
 
 // Values merges and validates the request's values without rendering.
@@ -257,6 +258,7 @@ func Render(req Request) (*Result, error) {
 	}
 	ruleFacts := rules.FactsFrom(facts)
 	ruleFacts.NamespaceChosen = req.NamespaceChosen
+	ruleFacts.Kinds = req.Chart.kinds
 	if ruleFacts.Namespace = req.Options.Namespace; ruleFacts.Namespace == "" {
 		ruleFacts.Namespace = "default"
 	}
@@ -273,5 +275,6 @@ func Render(req Request) (*Result, error) {
 	if failed := rules.Only(kept, rules.Error); len(failed) > 0 {
 		return nil, &rules.Failed{Findings: failed}
 	}
-	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices, Modes: req.Chart.modeTable()}, nil
+	return &Result{Values: vals, Positions: pos, Objects: objs, Warnings: rules.Only(kept, rules.Warning), Waived: waived, Notices: notices, Modes: req.Chart.modeTable(),
+		Kinds: req.Chart.kinds}, nil
 }

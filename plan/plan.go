@@ -178,7 +178,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 			}
 		}
 	}
-	p.Steps = steps(objs)
+	p.Steps = steps(res.Kinds, objs)
 	// The fabric, when the workload spans nodes of a machine that has one
 	// (wired or not: a reviewer needs both) or its pods carry it on one.
 	if w != nil && tree.String(w.Acc, "fabric") != "" && (w.Nodes > 1 || carryFabric(p.Steps)) {

@@ -24,7 +24,7 @@ func object(kind, name, component, wave, deps, inside string) rules.Object {
 // Steps come in wave order, negative waves included, with the steps inside
 // an object chained in front of its own.
 func TestSteps(t *testing.T) {
-	got := steps([]rules.Object{
+	got := steps(nil, []rules.Object{
 		object("Job", "llm", "run", "2", "batch/namespaces/ns/Job/llm-pre", "precompile"),
 		object("Job", "llm-pre", "preprocess", "0", "", ""),
 		object("PersistentVolumeClaim", "data", "storage", "-1", "", ""),
@@ -56,7 +56,7 @@ func TestStepsOfAMalformedTrainJob(t *testing.T) {
 		if spec != nil {
 			tj.Doc["spec"] = spec
 		}
-		got := steps([]rules.Object{tj, object("TrainingRuntime", "llm", "runtime", "0", "", "")})
+		got := steps(nil, []rules.Object{tj, object("TrainingRuntime", "llm", "runtime", "0", "", "")})
 		for _, s := range got {
 			if len(s.Pods) != 0 {
 				t.Errorf("spec %v: step %s has pods %v", spec, s.Name, s.Pods)

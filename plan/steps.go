@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/internal/tree"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/rules"
 )
 
@@ -18,7 +19,7 @@ import (
 // by sync wave, with the steps each waits for from depends-on. Steps that
 // run inside another object (its llmrender.dev/steps-inside annotation)
 // come right before that object's own step.
-func steps(objs []rules.Object) []Step {
+func steps(kinds modes.Kinds, objs []rules.Object) []Step {
 	byName := map[string]*Step{}
 	componentOf := map[string]string{} // Kind/name -> component
 	var order []string
@@ -48,7 +49,7 @@ func steps(objs []rules.Object) []Step {
 		if kind := fmt.Sprint(o.Doc["kind"]); kind == "TrainingRuntime" || kind == "ClusterTrainingRuntime" {
 			continue // a template: its pods are the TrainJobs' that use it
 		}
-		for _, pc := range acceleratorPods(rules.Compute(o)) {
+		for _, pc := range acceleratorPods(rules.Compute(kinds, o)) {
 			s.Pods = append(s.Pods, pc)
 			podsOf[comp] = append(podsOf[comp], id)
 		}
@@ -74,7 +75,7 @@ func steps(objs []rules.Object) []Step {
 			if rt.Doc["kind"] != fmt.Sprint(ref["kind"]) || name(rt) != fmt.Sprint(ref["name"]) {
 				continue
 			}
-			for _, pc := range acceleratorPods(rules.Compute(rt)) {
+			for _, pc := range acceleratorPods(rules.Compute(kinds, rt)) {
 				pc.Path = fmt.Sprintf("%v/%s %s", rt.Doc["kind"], name(rt), pc.Path)
 				if hasNodes {
 					pc.Replicas = nodes

@@ -69,6 +69,7 @@ func NewObjectChecker(facts Facts) *ObjectChecker {
 // Add checks one object with the rules that look at it alone and keeps
 // what the others need of it.
 func (c *ObjectChecker) Add(o Object) {
+	o.kinds = c.facts.Kinds
 	one := []Object{o}
 	for i, r := range objectRules {
 		switch {

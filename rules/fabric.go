@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/llmrender/llmrender/modes"
 )
 
 // The fabric rules. A multi-node job whose NCCL falls back to TCP over the
@@ -84,10 +86,17 @@ func (f Facts) neuronCores(spec, c map[string]any) int64 {
 	return max(p.CoresPerDevice/lnc, 1)
 }
 
-// batchKinds run pods to completion: a container that never exits keeps
-// them from ever completing. A Trainer runtime's replicated jobs are Jobs.
-var batchKinds = map[string]bool{"Job": true, "JobSet": true, "PyTorchJob": true, "MPIJob": true, "TrainJob": true, "RayJob": true,
-	"TrainingRuntime": true, "ClusterTrainingRuntime": true}
+// podsEnd tells whether the pods of a template run to completion, so that
+// a container that never exits keeps them from ever completing.
+func podsEnd(o Object, pt podTemplate) bool {
+	switch k, _ := o.kindRow(); k.Ends {
+	case modes.Always:
+		return true
+	case modes.ByRestartPolicy:
+		return str(pt.spec, "restartPolicy") != "Always"
+	}
+	return false
+}
 
 // LR020: the fabric wiring of accelerator pods, in any manifests.
 func fabricWiring(objs []Object, facts Facts) []Finding {
@@ -102,11 +111,11 @@ func fabricWiring(objs []Object, facts Facts) []Finding {
 		}
 		// The pods that talk to one another: a Deployment's replicas
 		// serve alone, and a LeaderWorkerSet's groups do.
-		switch kind, _ := o.Doc["kind"].(string); kind {
-		case "Deployment", "ReplicaSet", "DaemonSet":
+		switch k, _ := o.kindRow(); k.Peers {
+		case modes.OnePeer:
 			pods = min(pods, 1)
-		case "LeaderWorkerSet":
-			pods = min(pods, max(integer(o.Doc, "spec", "leaderWorkerTemplate", "size"), 1))
+		case modes.GroupPeers:
+			pods = min(pods, max(integer(mapAt(o.Doc, modes.Path(k.Pods.At)...), "size"), 1))
 		}
 		for _, pt := range pts {
 			if !acceleratorPod(pt.spec) {
@@ -296,7 +305,7 @@ func daemonWiring(o Object, pt podTemplate, facts Facts) []Finding {
 			field := fmt.Sprintf("%s.%s[%d]", pt.path, key, i)
 			sidecar := str(c, "restartPolicy") == "Always"
 			switch {
-			case key == "containers" && (batchKinds[o.kind()] || (o.kind() == "Pod" && str(pt.spec, "restartPolicy") != "Always")):
+			case key == "containers" && podsEnd(o, pt):
 				out = append(out, objFinding("LR020", Error, o, field,
 					"the receive daemon %s runs as a container, so the pod never completes when the program exits; make it a native sidecar: an init container with restartPolicy: Always", daemon))
 			case key == "initContainers" && !sidecar:

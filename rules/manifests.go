@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/internal/lazy"
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -16,6 +17,17 @@ type Object struct {
 	Source string         // template or file it came from
 	Line   int            // line in Source where it starts; 0 for rendered templates
 	Doc    map[string]any // the object as decoded YAML
+	kinds  modes.Kinds    // where each kind keeps its pods; nil: the built-in chart's
+}
+
+// kindRow is the object's row of the kinds: where its pods are.
+func (o Object) kindRow() (modes.Kind, bool) {
+	kinds := o.kinds
+	if kinds == nil {
+		kinds = modes.BuiltinKinds()
+	}
+	k, ok := kinds[o.kind()]
+	return k, ok
 }
 
 func (o Object) kind() string      { return str(o.Doc, "kind") }
@@ -84,6 +96,9 @@ type Facts struct {
 	NodeLocalClasses map[string]bool
 	Profiles         []ProfileFacts // by name
 	Fabrics          map[string]FabricFacts
+	// Kinds say where each kind keeps its pods (the chart's modes.yaml);
+	// nil for the built-in chart's.
+	Kinds modes.Kinds
 }
 
 // FactsFrom reads the facts from a values tree with a catalog (the built-in

@@ -49,30 +49,16 @@ func operatorVersions(w *Workload, pos *values.Positions) []Finding {
 		out = append(out, at(pos, "LR014", Error, "/kueue/localQueue/create",
 			"a LocalQueue needs its name (kueue.queueName) and the ClusterQueue it points to (kueue.localQueue.clusterQueue)"))
 	}
+	out = append(out, operatorMinimums(w, pos)...)
 	switch w.Mode {
-	case "jobset":
-		if !w.operatorAtLeast("jobset", "0.8.0") {
-			out = append(out, at(pos, "LR014", Error, "/operators/jobset", fmt.Sprintf(
-				"jobset mode orders its steps with dependsOn, which JobSet serves from v0.8.0; the cluster runs %s: upgrade JobSet or use another mode", ver("jobset"))))
-		}
 	case "trainjob":
-		if !w.operatorAtLeast("trainer", "2.0.0") {
-			out = append(out, at(pos, "LR014", Error, "/operators/trainer", fmt.Sprintf(
-				"trainjob mode needs Kubeflow Trainer v2 (v2.0.0 or later); %s is the training-operator's line: use pytorchjob mode", ver("trainer"))))
-		}
-		if runtime := str(w.V, "trainjob", "runtime"); runtime != "" {
+		if runtime := str(w.V, "trainjob", "runtime"); runtime != "" && w.operatorAtLeast("trainer", "2.1.0") {
 			out = append(out, sharedRuntime(w, pos, runtime)...)
 		}
 	case "rayjob":
-		if len(list(w.V, "ray", "deletionRules")) > 0 {
-			if !w.operatorAtLeast("kuberay", "1.5.0") {
-				out = append(out, at(pos, "LR014", Error, "/ray/deletionRules", fmt.Sprintf(
-					"deletionRules are KubeRay's from v1.5.0; the cluster runs %s", ver("kuberay"))))
-			}
-			if str(w.V, "kueue", "queueName") != "" {
-				out = append(out, at(pos, "LR014", Error, "/ray/deletionRules",
-					"Kueue requires shutdownAfterJobFinishes: true on a queued RayJob, and KubeRay refuses it together with deletionRules; drop one of them"))
-			}
+		if len(list(w.V, "ray", "deletionRules")) > 0 && str(w.V, "kueue", "queueName") != "" {
+			out = append(out, at(pos, "LR014", Error, "/ray/deletionRules",
+				"Kueue requires shutdownAfterJobFinishes: true on a queued RayJob, and KubeRay refuses it together with deletionRules; drop one of them"))
 		}
 	case "mpijob":
 		// The MPI Operator's CRD before v0.5.0 embeds a pod schema older
@@ -91,15 +77,50 @@ func operatorVersions(w *Workload, pos *values.Positions) []Finding {
 	return out
 }
 
+// operatorMinimums: the versions the mode's row says its operator must
+// have, for the mode or for a value of it that is set.
+func operatorMinimums(w *Workload, pos *values.Positions) []Finding {
+	m := w.mode()
+	var out []Finding
+	for _, min := range m.Minimums {
+		field := "/operators/" + m.Operator
+		if min.When != "" {
+			if !set(values.At(w.V, min.When)) {
+				continue
+			}
+			field = min.When
+		}
+		if !w.operatorAtLeast(m.Operator, min.Version) {
+			msg := strings.NewReplacer("{have}", str(w.V, "operators", m.Operator), "{value}", fmt.Sprint(values.At(w.V, min.When))).Replace(min.Message)
+			out = append(out, at(pos, "LR014", Error, field, msg))
+		}
+	}
+	return out
+}
+
+// set tells whether a value is given: not null, false, zero or empty, as
+// a template's if reads it.
+func set(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	f, ok := num(v)
+	return !ok || f != 0
+}
+
 // sharedRuntime: a ClusterTrainingRuntime can be patched (placement,
 // volumes, mounts) but gets no containers, host network or claims from a
 // TrainJob, so a run that needs them needs a runtime of its own.
 func sharedRuntime(w *Workload, pos *values.Positions, runtime string) []Finding {
-	if !w.operatorAtLeast("trainer", "2.1.0") {
-		return []Finding{at(pos, "LR014", Error, "/trainjob/runtime", fmt.Sprintf(
-			"patching runtime %s needs Trainer v2.1.0 (podTemplateOverrides) or v2.2.0 (runtimePatches); the cluster runs %s: leave trainjob.runtime empty for a TrainingRuntime of this release",
-			runtime, str(w.V, "operators", "trainer")))}
-	}
 	var needs []string
 	if boolean(w.V, "download", "enabled") || boolean(w.V, "steps", "preprocess", "enabled") {
 		needs = append(needs, "an init container that waits for the steps before it (download, preprocess)")

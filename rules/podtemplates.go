@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -21,81 +22,79 @@ type podTemplate struct {
 	after    string // a JobSet's replicated job these pods wait for
 }
 
-// podTemplates finds the pod specs of the workload kinds the chart renders
-// (and that people write by hand).
+// podTemplates finds the pod specs of an object, where its row of the
+// kinds (modes.yaml) says they are: the kinds the chart renders and those
+// people write by hand.
 func podTemplates(o Object) []podTemplate {
-	d := o.Doc
-	// one takes a pod template (metadata and spec) at path.
-	one := func(path string, template map[string]any, n int64) []podTemplate {
-		spec := mapAt(template, "spec")
-		if spec == nil {
-			return nil
-		}
-		if n < 1 {
-			n = 1
-		}
-		if path != "" {
-			path += "."
-		}
-		return []podTemplate{{path: path + "spec", spec: spec, meta: mapAt(template, "metadata"), replicas: n}}
+	k, ok := o.kindRow()
+	if !ok {
+		return nil
 	}
-	switch o.kind() {
-	case "Pod":
-		return one("", d, 1)
-	case "Job":
-		return one("spec.template", mapAt(d, "spec", "template"), integer(d, "spec", "parallelism"))
-	case "Deployment", "StatefulSet", "ReplicaSet", "DaemonSet":
-		return one("spec.template", mapAt(d, "spec", "template"), integer(d, "spec", "replicas"))
-	case "LeaderWorkerSet":
+	d := o.Doc
+	at, count := modes.Path(k.Pods.At), modes.Path(k.Pods.Count)
+	switch k.Pods.Shape {
+	case modes.Template:
+		return oneTemplate(k.Pods.At, mapAt(d, at...), integer(d, count...))
+	case modes.LeaderWorker:
 		// Each group (replica) is a leader and size - 1 workers; without a
 		// leader template every pod of a group runs the worker template.
-		lwt := mapAt(d, "spec", "leaderWorkerTemplate")
+		lwt := mapAt(d, at...)
 		groups, size := int64(1), max(integer(lwt, "size"), 1)
-		if _, ok := num(d, "spec", "replicas"); ok {
-			groups = integer(d, "spec", "replicas")
+		if _, ok := num(d, count...); ok {
+			groups = integer(d, count...)
 		}
-		path := "spec.leaderWorkerTemplate"
 		if leader := mapAt(lwt, "leaderTemplate"); leader != nil {
-			out := one(path+".leaderTemplate", leader, groups)
+			out := oneTemplate(k.Pods.At+".leaderTemplate", leader, groups)
 			if size > 1 {
-				out = append(out, one(path+".workerTemplate", mapAt(lwt, "workerTemplate"), groups*(size-1))...)
+				out = append(out, oneTemplate(k.Pods.At+".workerTemplate", mapAt(lwt, "workerTemplate"), groups*(size-1))...)
 			}
 			return out
 		}
-		return one(path+".workerTemplate", mapAt(lwt, "workerTemplate"), groups*size)
-	case "PyTorchJob":
-		return replicaSpecs(d, "pytorchReplicaSpecs")
-	case "MPIJob":
-		return replicaSpecs(d, "mpiReplicaSpecs")
-	case "JobSet":
-		return replicatedJobs(d, "spec", 0)
-	case "TrainingRuntime", "ClusterTrainingRuntime":
-		// The "node" job runs numNodes pods (a TrainJob's trainer.numNodes
-		// overrides it, and is checked against the values instead).
-		return replicatedJobs(d, "spec.template.spec", integer(d, "spec", "mlPolicy", "numNodes"))
-	case "RayCluster", "RayJob":
-		spec, path := rayClusterSpec(o)
+		return oneTemplate(k.Pods.At+".workerTemplate", mapAt(lwt, "workerTemplate"), groups*size)
+	case modes.ReplicaSpecs:
+		return replicaSpecs(d, k.Pods.At)
+	case modes.ReplicatedJobs:
+		// The "node" job of a Trainer runtime runs numNodes pods (a
+		// TrainJob's trainer.numNodes overrides it, and is checked against
+		// the values instead).
+		var nodes int64
+		if len(count) > 0 {
+			nodes = integer(d, count...)
+		}
+		return replicatedJobs(d, k.Pods.At, nodes)
+	case modes.RayCluster:
+		spec := mapAt(d, at...)
 		if spec == nil {
 			return nil
 		}
-		out := one(path+".headGroupSpec.template", mapAt(spec, "headGroupSpec", "template"), 1)
+		out := oneTemplate(k.Pods.At+".headGroupSpec.template", mapAt(spec, "headGroupSpec", "template"), 1)
 		for i, g := range list(spec, "workerGroupSpecs") {
-			out = append(out, one(fmt.Sprintf("%s.workerGroupSpecs[%d].template", path, i), mapAt(g, "template"), integer(g, "replicas"))...)
+			out = append(out, oneTemplate(fmt.Sprintf("%s.workerGroupSpecs[%d].template", k.Pods.At, i), mapAt(g, "template"), integer(g, "replicas"))...)
 		}
 		return out
 	}
 	return nil
 }
 
+// oneTemplate takes a pod template (metadata and spec) at path, run by n
+// pods (at least one).
+func oneTemplate(path string, template map[string]any, n int64) []podTemplate {
+	spec := mapAt(template, "spec")
+	if spec == nil {
+		return nil
+	}
+	if path != "" {
+		path += "."
+	}
+	return []podTemplate{{path: path + "spec", spec: spec, meta: mapAt(template, "metadata"), replicas: max(n, 1)}}
+}
+
 // rayClusterSpec is the Ray cluster an object describes, with its field
 // path: a RayCluster's spec, or the cluster a RayJob brings along.
 func rayClusterSpec(o Object) (map[string]any, string) {
-	switch o.kind() {
-	case "RayCluster":
-		return mapAt(o.Doc, "spec"), "spec"
-	case "RayJob":
-		if spec := mapAt(o.Doc, "spec", "rayClusterSpec"); spec != nil {
-			return spec, "spec.rayClusterSpec"
+	if k, ok := o.kindRow(); ok && k.Pods.Shape == modes.RayCluster {
+		if spec := mapAt(o.Doc, modes.Path(k.Pods.At)...); spec != nil {
+			return spec, k.Pods.At
 		}
 	}
 	return nil, ""
@@ -114,7 +113,7 @@ func volcanoGang(o Object) bool {
 // when positive, is the pod count of a Trainer runtime's "node" job.
 func replicatedJobs(d map[string]any, path string, nodes int64) []podTemplate {
 	var out []podTemplate
-	for i, rj := range list(mapAt(d, strings.Split(path, ".")...), "replicatedJobs") {
+	for i, rj := range list(mapAt(d, modes.Path(path)...), "replicatedJobs") {
 		job, _ := rj.(map[string]any)
 		spec := mapAt(job, "template", "spec", "template", "spec")
 		if spec == nil {
@@ -134,8 +133,10 @@ func replicatedJobs(d map[string]any, path string, nodes int64) []podTemplate {
 	return out
 }
 
-func replicaSpecs(d map[string]any, field string) []podTemplate {
-	specs := mapAt(d, "spec", field)
+// replicaSpecs are the pod templates of a map of named replica specs at
+// path (Kubeflow's), replicas pods each.
+func replicaSpecs(d map[string]any, path string) []podTemplate {
+	specs := mapAt(d, modes.Path(path)...)
 	var out []podTemplate
 	for _, n := range values.SortedKeys(specs) {
 		if spec := mapAt(specs[n], "template", "spec"); spec != nil {
@@ -143,7 +144,7 @@ func replicaSpecs(d map[string]any, field string) []podTemplate {
 			if r < 1 {
 				r = 1
 			}
-			out = append(out, podTemplate{path: fmt.Sprintf("spec.%s.%s.template.spec", field, n), spec: spec, meta: mapAt(specs[n], "template", "metadata"), replicas: r})
+			out = append(out, podTemplate{path: fmt.Sprintf("%s.%s.template.spec", path, n), spec: spec, meta: mapAt(specs[n], "template", "metadata"), replicas: r})
 		}
 	}
 	return out
@@ -203,8 +204,11 @@ type PodCompute struct {
 	Fabric   string `json:"fabric,omitempty"` // its fabric wiring, as a reviewer reads it
 }
 
-// Compute lists the pod templates of an object with their device requests.
-func Compute(o Object) []PodCompute {
+// Compute lists the pod templates of an object with their device
+// requests; kinds say where each kind keeps its pods (nil: the built-in
+// chart's).
+func Compute(kinds modes.Kinds, o Object) []PodCompute {
+	o.kinds = kinds
 	var out []PodCompute
 	for _, pt := range podTemplates(o) {
 		pc := PodCompute{Path: pt.path, After: pt.after, Replicas: pt.replicas, Fabric: podFabric(pt)}

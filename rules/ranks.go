@@ -37,7 +37,7 @@ func (w *Workload) Ranks() Ranks {
 		return Ranks{WorldSize: w.Nodes, Launch: "one process per node"}
 	case w.mode().Launcher == modes.MPIRun:
 		slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
-		program := w.MPIProgram()
+		program := w.Program()
 		if slots == 1 && !strings.HasSuffix(program, ".py") {
 			return Ranks{w.Nodes * procs, fmt.Sprintf("mpirun starts %s once on each of %s, which starts one process per %s", program, workers(w.Nodes), per), slots}
 		}
@@ -59,13 +59,22 @@ func (w *Workload) Ranks() Ranks {
 	return Ranks{WorldSize: nodes * procs, Launch: "one process per " + per}
 }
 
-// MPIProgram is what mpirun starts on every slot: workload.script, or
-// mpi.program.
-func (w *Workload) MPIProgram() string {
+// Program is what the mode's launcher starts: workload.script, or the
+// mode's own (its row's program: a file, or what a value names); "" for
+// the built-in program.
+func (w *Workload) Program() string {
 	if s := str(w.V, "workload", "script"); s != "" {
 		return s
 	}
-	return str(w.V, "mpi", "program")
+	switch p := w.mode().Program; {
+	case p == nil:
+		return ""
+	case p.Value != "":
+		s, _ := values.At(w.V, p.Value).(string)
+		return s
+	default:
+		return p.File
+	}
 }
 
 // LR012: mpirun starts the program on each slot; a Python program is one
@@ -73,15 +82,15 @@ func (w *Workload) MPIProgram() string {
 // idle, and slots that are neither one (a per-node launcher) nor one per
 // device make a world size the devices do not divide into.
 func mpiRanks(w *Workload, pos *values.Positions) []Finding {
-	if w.Mode != "mpijob" || str(w.Acc, "resource") == "" {
+	if w.mode().Launcher != modes.MPIRun || str(w.Acc, "resource") == "" {
 		return nil
 	}
 	slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
 	procs := w.ProcsPerNode()
-	program := w.MPIProgram()
-	at0 := "/mpi/program"
-	if str(w.V, "workload", "script") != "" {
-		at0 = "/workload/script"
+	program := w.Program()
+	at0 := "/workload/script"
+	if p := w.mode().Program; str(w.V, "workload", "script") == "" && p != nil && p.Value != "" {
+		at0 = p.Value
 	}
 	per := w.procUnit()
 	switch {

@@ -215,8 +215,9 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 
 // LR015: the built-in program is text generation; training needs a script.
 func trainingProgram(w *Workload, pos *values.Positions) []Finding {
-	// mpirun and Ray start programs of their own when none is named.
-	if l := w.mode().Launcher; w.Type == "inference" || l == modes.MPIRun || l == modes.Ray {
+	// A mode with a program of its own (modes.yaml: mpirun's, Ray's)
+	// starts it when none is named.
+	if w.Type == "inference" || w.mode().Program != nil {
 		return nil
 	}
 	if str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/modes/matrix"
 	"os"
 	"path/filepath"
@@ -310,14 +311,14 @@ func TestCatalogListsTheChartsModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := "  - {name: dummy, summary: s, renders: a Dummy, needs: the dummy operator, run: {kind: Dummy, apiVersion: example.com/v1}, nodes: many, done: {condition: Done}, launcher: torchrun, templates: [mode-dummy.yaml]}\n"
-	if err := os.WriteFile(table, append(raw, row...), 0o644); err != nil {
+	if err := os.WriteFile(table, testkit.AddModeRow(t, raw, row), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r := runCLI(t, "", "catalog", "modes", "--chart", dir)
 	if r.code != 0 || !regexp.MustCompile(`(?m)^dummy +1\+ +Dummy +the dummy operator +a Dummy$`).MatchString(r.stdout) {
 		t.Errorf("catalog modes of a chart with a dummy row: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if err := os.WriteFile(table, append(raw, strings.Replace(row, "nodes: many", "nodes: some", 1)...), 0o644); err != nil {
+	if err := os.WriteFile(table, testkit.AddModeRow(t, raw, strings.Replace(row, "nodes: many", "nodes: some", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if r := runCLI(t, "", "catalog", "modes", "--chart", dir); r.code != 1 || !strings.Contains(r.stderr, `modes.yaml: modes[9] (dummy): nodes is "some", expected one or many`) {

@@ -87,3 +87,16 @@ func Generator(metadata string, valuesFiles []string, spec string) []byte {
 	}
 	return []byte(b.String())
 }
+
+// AddModeRow adds row (YAML lines of a list item, indented by two) to the
+// modes of a modes.yaml, after the last mode and before the kinds.
+func AddModeRow(t testing.TB, table []byte, row string) []byte {
+	t.Helper()
+	i := bytes.Index(table, []byte("\nkinds:\n"))
+	if i < 0 {
+		t.Fatal("modes.yaml: no kinds after the modes")
+	}
+	out := append([]byte{}, table[:i+1]...)
+	out = append(out, row...)
+	return append(out, table[i+1:]...)
+}

@@ -34,7 +34,25 @@ and keeps its rows on the root context as llmModes, as llm.ctx keeps its
 result. Input: the chart root.
 */}}
 {{- define "llm.modes" -}}
-{{- if not (hasKey . "llmModes") }}{{ $_ := set . "llmModes" (.Files.Get "modes.yaml" | fromYaml).modes }}{{ end -}}
+{{- if not (hasKey . "llmModes") -}}
+{{- $table := (.Files.Get "modes.yaml" | fromYaml).modes -}}
+{{- $byName := dict -}}
+{{- range $table }}{{ $_ := set $byName .name . }}{{ end -}}
+{{- $_ := set . "llmModes" $table -}}
+{{- $_ := set . "llmModeRows" $byName -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+llm.valueAt: sets .out.value to the value at .pointer (a JSON pointer, as
+modes.yaml names values) in .values; unset where the path leads nowhere.
+*/}}
+{{- define "llm.valueAt" -}}
+{{- $at := .values -}}
+{{- range splitList "/" (trimPrefix "/" .pointer) -}}
+{{- if kindIs "map" $at }}{{ $at = get $at . }}{{ else }}{{ $at = "" }}{{ end -}}
+{{- end -}}
+{{- $_ := set .out "value" $at -}}
 {{- end -}}
 
 {{/* llm.names: the names of a list of the modes' table's rows, joined by ", ". */}}
@@ -59,11 +77,9 @@ result. Input: the chart root.
 {{- $mode := $v.orchestration.mode -}}
 {{- /* The mode's row of the chart's table of modes (modes.yaml). */ -}}
 {{- include "llm.modes" . -}}
-{{- $table := .llmModes -}}
-{{- $row := dict -}}
-{{- range $table }}{{ if eq .name $mode }}{{ $row = . }}{{ end }}{{ end -}}
+{{- $row := get .llmModeRows $mode -}}
 {{- if not $row -}}
-{{- fail (printf "orchestration.mode %q is not a mode of this chart (known: %s)" $mode (include "llm.names" $table)) -}}
+{{- fail (printf "orchestration.mode %q is not a mode of this chart (known: %s)" $mode (include "llm.names" .llmModes)) -}}
 {{- end -}}
 {{- /* The image of the main containers: the user's, or else the profile's
 (the catalog's default when the profile names none). A download from
@@ -159,7 +175,12 @@ of its own, on the claim beside the weights. */ -}}
 {{- $claimBytes := add $weightsBytes (mul (int64 $kept) $checkpoint) -}}
 {{- $sizeGi := mul 50 (max 1 (div (add $claimBytes (sub $fifty 1)) $fifty)) -}}
 {{- /* The program the run starts: the script, or the mode's default. */ -}}
-{{- $program := $v.workload.script | default (get (dict "mpijob" $v.mpi.program "rayjob" "train.py") $mode) -}}
+{{- $program := $v.workload.script -}}
+{{- with and (not $program) (get $row "program") -}}
+{{- $at := dict -}}
+{{- with get . "value" }}{{ include "llm.valueAt" (dict "values" $v "pointer" . "out" $at) }}{{ end -}}
+{{- $program = get . "file" | default (get $at "value") | default "" -}}
+{{- end -}}
 {{- /* How a launcher that is not torchrun (mpirun, Ray's entrypoint) starts
 it: a Python file by the interpreter, anything else as an executable. */ -}}
 {{- $programCommand := ternary (list "python3" $program) (list $program) (hasSuffix ".py" $program) -}}
