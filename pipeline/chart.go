@@ -10,6 +10,7 @@ import (
 	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
@@ -32,6 +33,10 @@ type Chart struct {
 	// values rules read; see modeTable.
 	modes modes.Table
 	kinds modes.Kinds // its kinds, which the manifest rules read; nil: the built-in chart's
+
+	// facts are the manifest rules' facts of its own catalog (catalogFacts).
+	facts     rules.Facts
+	factsOnce sync.Once
 
 	// trusted: the chart's defaults are known to pass its whole schema
 	// (the built-in chart's, which a test holds to it). A render then
@@ -190,12 +195,36 @@ func inBackground[T any](f func() (T, error)) func() (T, error) {
 
 // builtinValues are the built-in chart's values (its catalog), for the
 // manifest rules' facts about manifests of any origin.
-func builtinValues() map[string]any {
+// builtinFacts are what the manifest rules know from the built-in chart's
+// catalog: the facts for manifests of any other chart.
+func builtinFacts() rules.Facts {
 	c, err := BuiltinChart()
 	if err != nil {
-		return nil
+		return rules.Facts{}
 	}
-	return c.Values
+	return c.catalogFacts()
+}
+
+// factsOf are the manifest rules' facts of a render's merged values. The
+// facts of the chart's own catalog are read once per chart: merged values
+// that leave the catalog alone share it with the defaults (ShareDefaults),
+// and a render reads one profile of it, not all.
+func (c *Chart) factsOf(merged map[string]any) rules.Facts {
+	catalog, _ := merged["catalog"].(map[string]any)
+	own, _ := c.Values["catalog"].(map[string]any)
+	if catalog == nil || !values.Same(catalog, own) {
+		return rules.FactsFrom(merged)
+	}
+	return c.catalogFacts().For(merged)
+}
+
+// catalogFacts are the facts of the chart's own catalog, read once.
+func (c *Chart) catalogFacts() rules.Facts {
+	c.factsOnce.Do(func() {
+		catalog, _ := c.Values["catalog"].(map[string]any)
+		c.facts = rules.CatalogFacts(catalog)
+	})
+	return c.facts
 }
 
 // hasDomainRules tells whether the chart's values follow the built-in chart's

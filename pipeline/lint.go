@@ -68,7 +68,7 @@ type linter struct {
 }
 
 func newLinter(opts LintOptions) *linter {
-	facts := rules.FactsFrom(builtinValues())
+	facts := builtinFacts()
 	facts.RequireDigests = opts.RequireDigests
 	return &linter{checker: rules.NewObjectChecker(facts), waivers: map[string][]string{}}
 }

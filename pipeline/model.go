@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -242,10 +243,15 @@ func describeModel(merged, user map[string]any, pos *values.Positions, read Read
 			entry[k] = values.DeepCopy(v)
 		}
 	}
+	// The catalog may be the chart's own defaults (ShareDefaults): the
+	// entry goes into copies of the two maps on its way, not into them.
+	catalog = maps.Clone(catalog)
+	merged["catalog"] = catalog
+	models = maps.Clone(models)
 	if models == nil {
 		models = map[string]any{}
-		catalog["models"] = models
 	}
+	catalog["models"] = models
 	models[name] = entry
 	merged["model"].(map[string]any)["name"] = name
 

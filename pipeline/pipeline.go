@@ -124,7 +124,10 @@ func mergeValues(req Request) (*processed, error) {
 		}
 		user = values.Overlay(user, layer.(map[string]any))
 	}
-	proc, err := renderer.Process(req.Chart.Chart, user, renderer.ProcessOptions{HelmNumbers: src.HelmNumbers})
+	proc, err := renderer.Process(req.Chart.Chart, user, renderer.ProcessOptions{HelmNumbers: src.HelmNumbers,
+		// The built-in chart's defaults (its catalog, most of them) are
+		// read, not copied: nothing writes to them (TestRendersLeaveTheDefaultsAlone).
+		ShareDefaults: req.Chart.trusted})
 	if err != nil {
 		return nil, err
 	}
@@ -252,11 +255,12 @@ func Render(req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	facts := vals
-	if !req.Chart.hasDomainRules() {
-		facts = builtinValues()
+	var ruleFacts rules.Facts
+	if req.Chart.hasDomainRules() {
+		ruleFacts = req.Chart.factsOf(vals)
+	} else {
+		ruleFacts = builtinFacts()
 	}
-	ruleFacts := rules.FactsFrom(facts)
 	ruleFacts.NamespaceChosen = req.NamespaceChosen
 	ruleFacts.Kinds = req.Chart.kinds
 	if ruleFacts.Namespace = req.Options.Namespace; ruleFacts.Namespace == "" {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	llm "github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/renderer"
@@ -48,6 +49,51 @@ func TestBuiltinTemplatesLeaveValuesAlone(t *testing.T) {
 		}
 	}
 	if rendered < len(sources)*3/4 {
+		t.Fatalf("only %d of %d renders succeeded: the test checks too little", rendered, len(sources))
+	}
+}
+
+// A render shares the built-in chart's defaults (its catalog, most of
+// them) with the values it merges instead of copying them
+// (ShareDefaults): nothing along the way may write to them. Every
+// example, alone, with a null, a list and network policies, and with a
+// model read from its config.json (which adds a catalog entry) and a
+// profile changed, and a sample of the matrix render; then the chart's
+// defaults still equal a freshly loaded copy.
+func TestRendersLeaveTheDefaultsAlone(t *testing.T) {
+	c, err := BuiltinChart()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := renderer.LoadWith(llm.FS, builtinLoad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []values.Sources
+	for _, p := range list {
+		sources = append(sources, values.Sources{Files: []string{p}},
+			values.Sources{Files: []string{p}, Set: []string{"networkPolicy.enabled=true", "storage.rootOwned=null", "workload.args[0]=--x"}},
+			values.Sources{Files: []string{p}, Set: []string{"model.config=" + testModel + "/config.json", "catalog.accelerators.a100-80gb.cpuPerNode=96"}})
+	}
+	for i, cs := range matrix.Cases(c.Values["catalog"].(map[string]any)) {
+		if i%199 == 0 {
+			sources = append(sources, cs.Sources())
+		}
+	}
+	rendered := 0
+	for _, src := range sources {
+		if _, err := Render(Request{Chart: c, Sources: src}); err == nil {
+			rendered++
+		}
+		if !reflect.DeepEqual(c.Values, fresh.Values) {
+			t.Fatalf("%v: the render changed the chart's defaults", src)
+		}
+	}
+	if rendered < len(sources)/2 {
 		t.Fatalf("only %d of %d renders succeeded: the test checks too little", rendered, len(sources))
 	}
 }

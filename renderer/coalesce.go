@@ -90,15 +90,22 @@ func coalesceGlobals(dest, src map[string]any) {
 }
 
 // coalesceOwn is Helm's coalesceValues: the chart's defaults (copied) fill
-// in v; a user null deletes a default.
+// in v; a user null deletes a default. With ShareDefaults, a chart
+// without subcharts lends v its defaults' subtrees instead: nothing else
+// reads them, and an unmarked fill leaves them as they are.
 func (p *processor) coalesceOwn(n *node, v map[string]any, merge bool) error {
-	cp, err := p.copy(n.chart.Values)
-	if err != nil {
-		return err
+	defaults, mark := n.chart.Values, true
+	if p.share && n.parent == nil && len(n.deps) == 0 {
+		mark = false
+	} else {
+		cp, err := p.copy(defaults)
+		if err != nil {
+			return err
+		}
+		defaults, _ = cp.(map[string]any)
 	}
-	vc, _ := cp.(map[string]any)
-	for _, key := range values.SortedKeys(vc) {
-		val := vc[key]
+	for _, key := range values.SortedKeys(defaults) {
+		val := defaults[key]
 		value, ok := v[key]
 		if !ok {
 			v[key] = val
@@ -122,7 +129,7 @@ func (p *processor) coalesceOwn(n *node, v map[string]any, merge bool) error {
 				m = true
 			}
 		}
-		coalesceTables(dest, src, m)
+		fillTables(dest, src, m, mark)
 	}
 	return nil
 }
@@ -131,6 +138,12 @@ func (p *processor) coalesceOwn(n *node, v map[string]any, merge bool) error {
 // merge, a null in dst deletes what src has; with it, the null stays.
 // Like Helm, it marks those keys null in src too.
 func coalesceTables(dst, src map[string]any, merge bool) map[string]any {
+	return fillTables(dst, src, merge, true)
+}
+
+// fillTables is coalesceTables; without mark it leaves src as it is, so
+// that what dst takes from src can be shared instead of copied.
+func fillTables(dst, src map[string]any, merge, mark bool) map[string]any {
 	if src == nil {
 		return dst
 	}
@@ -144,7 +157,7 @@ func coalesceTables(dst, src map[string]any, merge bool) map[string]any {
 		}
 	}
 	for key, val := range dst {
-		if val == nil {
+		if val == nil && mark {
 			src[key] = nil
 		}
 	}
@@ -158,7 +171,7 @@ func coalesceTables(dst, src map[string]any, merge bool) map[string]any {
 			dst[key] = val
 		case isTable(val):
 			if dt, ok := dv.(map[string]any); ok {
-				coalesceTables(dt, val.(map[string]any), merge)
+				fillTables(dt, val.(map[string]any), merge, mark)
 			}
 		}
 	}

@@ -55,7 +55,7 @@ type Processed struct {
 // Unlike Helm, a dependency that is disabled need not be vendored; one
 // that is enabled but missing from charts/ is an error naming it.
 func Process(c *Chart, user map[string]any, opts ProcessOptions) (*Processed, error) {
-	p := &processor{floats: opts.HelmNumbers}
+	p := &processor{floats: opts.HelmNumbers, share: opts.ShareDefaults}
 	top, err := p.copyTree(c, nil, 0)
 	if err != nil {
 		return nil, err
@@ -95,6 +95,13 @@ type ProcessOptions struct {
 	// HelmNumbers reads every number of the charts' values.yaml as Helm
 	// does, as a float64 (so 1000000 prints as 1e+06).
 	HelmNumbers bool
+	// ShareDefaults lets the values Process returns share the chart's
+	// defaults wherever the user's values leave them as they are, instead
+	// of holding a copy of them: for a chart without subcharts whose
+	// templates and callers only read the values (the built-in chart,
+	// whose catalog is most of its defaults and of which a render reads
+	// one model and one profile). The defaults are left unchanged.
+	ShareDefaults bool
 }
 
 // node is a chart being processed: a copy whose metadata, dependencies and
@@ -119,6 +126,7 @@ func (n *node) name() string { return n.chart.Metadata.Name }
 
 type processor struct {
 	floats   bool
+	share    bool // ProcessOptions.ShareDefaults
 	warnings []string
 	warned   map[string]bool
 	copied   int

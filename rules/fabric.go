@@ -52,7 +52,7 @@ func (f Facts) profileOf(spec map[string]any) *ProfileFacts {
 		}
 		match := true
 		for k, v := range p.NodeSelector {
-			if str(sel, k) != v {
+			if s, _ := sel[k].(string); s != v {
 				match = false
 				break
 			}

@@ -104,13 +104,25 @@ type Facts struct {
 // FactsFrom reads the facts from a values tree with a catalog (the built-in
 // chart's, or merged values that override it).
 func FactsFrom(v map[string]any) Facts {
-	f := Facts{NodeLocalClasses: map[string]bool{}, Fabrics: map[string]FabricFacts{}, RequireDigests: str(v, "global", "imageDigests") == "require"}
-	for name, c := range mapAt(v, "catalog", "storageClasses") {
+	return CatalogFacts(mapAt(v, "catalog")).For(v)
+}
+
+// For are the facts with what values say beside the catalog.
+func (f Facts) For(v map[string]any) Facts {
+	f.RequireDigests = str(v, "global", "imageDigests") == "require"
+	return f
+}
+
+// CatalogFacts are the facts a catalog gives (all but RequireDigests and
+// what the caller knows of the render).
+func CatalogFacts(catalog map[string]any) Facts {
+	f := Facts{NodeLocalClasses: map[string]bool{}, Fabrics: map[string]FabricFacts{}}
+	for name, c := range mapAt(catalog, "storageClasses") {
 		if boolean(c, "nodeLocal") {
 			f.NodeLocalClasses[name] = true
 		}
 	}
-	accs := mapAt(v, "catalog", "accelerators")
+	accs := mapAt(catalog, "accelerators")
 	for _, name := range values.SortedKeys(accs) {
 		sel := map[string]string{}
 		for k, val := range mapAt(accs[name], "nodeSelector") {
@@ -124,7 +136,7 @@ func FactsFrom(v map[string]any) Facts {
 			FabricDevices: fabricDevices(accs[name]), FabricGbps: fabGbps, TCPGbps: tcpGbps,
 			CoresPerDevice: integer(accs[name], "coresPerDevice"), DefaultLnc: integer(accs[name], "defaultLnc")})
 	}
-	for name, fab := range mapAt(v, "catalog", "fabrics") {
+	for name, fab := range mapAt(catalog, "fabrics") {
 		f.Fabrics[name] = FabricFacts{Platform: str(fab, "platform"), Interfaces: len(list(fab, "interfaces")), Resource: str(fab, "resource"), Releases: mapAt(fab, "releases"),
 			ComputeDomain: mapAt(fab, "computeDomain") != nil}
 	}

@@ -79,14 +79,24 @@ func DeepCopy(v any) any {
 	}
 }
 
+// Same tells whether two maps are one map (not two equal ones).
+func Same(a, b map[string]any) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
 // Equal tells whether two values trees are the same: maps with the same
 // keys, lists of the same length, and scalars of the same type and value.
+// A map is equal to itself at once: merged values share the subtrees of
+// a chart's defaults they leave alone (renderer.ProcessOptions).
 func Equal(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
 		if !ok || len(x) != len(y) {
 			return false
+		}
+		if Same(x, y) {
+			return true
 		}
 		for k, e := range x {
 			if f, ok := y[k]; !ok || !Equal(e, f) {

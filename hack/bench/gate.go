@@ -17,6 +17,16 @@ import (
 type baseline struct {
 	// Examples, by name: the render against helm template.
 	Examples map[string]exampleBaseline `json:"examples"`
+	// CatalogGrowth is what a hundred more models and profiles in the
+	// catalog add to a render (BenchmarkRenderCatalogSize), which selects
+	// one of each: nothing, beyond the noise, whatever the baseline says.
+	CatalogGrowth *growth `json:"catalogGrowth,omitempty"`
+}
+
+// growth is a fraction more per render.
+type growth struct {
+	Allocs float64 `json:"allocs"`
+	Bytes  float64 `json:"bytes"`
 }
 
 type exampleBaseline struct {
@@ -50,6 +60,14 @@ func measured(rows []row, goBench string) baseline {
 			Memory:      round(float64(r.ours.rss)/float64(r.theirs.rss), 3),
 			AllocsPerOp: in.allocsPerOp,
 			BytesPerOp:  in.bytesPerOp,
+		}
+	}
+	small := inProcess(goBench, "BenchmarkRenderCatalogSize/extra-0-")
+	large := inProcess(goBench, "BenchmarkRenderCatalogSize/extra-100-")
+	if small.allocsPerOp > 0 && small.bytesPerOp > 0 && large.found {
+		b.CatalogGrowth = &growth{
+			Allocs: round(large.allocsPerOp/small.allocsPerOp-1, 4),
+			Bytes:  round(large.bytesPerOp/small.bytesPerOp-1, 4),
 		}
 	}
 	return b
@@ -96,6 +114,10 @@ func gate(file string, now baseline) ([]string, error) {
 		if was.BytesPerOp > 0 && is.BytesPerOp > was.BytesPerOp*(1+allocNoise) {
 			out = append(out, fmt.Sprintf("%s: %.0f bytes allocated per render, above the baseline's %.0f by more than %.0f%%", name, is.BytesPerOp, was.BytesPerOp, 100*allocNoise))
 		}
+	}
+	if g := now.CatalogGrowth; g != nil && (g.Allocs > allocNoise || g.Bytes > allocNoise) {
+		out = append(out, fmt.Sprintf("a hundred more models and profiles in the catalog add %.1f%% allocations and %.1f%% bytes to a render that selects one of each, more than %.0f%%",
+			100*g.Allocs, 100*g.Bytes, 100*allocNoise))
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,5 +31,26 @@ func TestGate(t *testing.T) {
 	}
 	if got, _ := gate(file, baseline{}); len(got) != 1 || !strings.Contains(got[0], "not measured") {
 		t.Errorf("an example left out: %q", got)
+	}
+	within.CatalogGrowth = &growth{Allocs: 0.001, Bytes: 0.01}
+	if got, _ := gate(file, within); len(got) != 0 {
+		t.Errorf("a catalog that adds nothing beyond the noise: %q", got)
+	}
+	within.CatalogGrowth = &growth{Allocs: 0.001, Bytes: 0.05}
+	if got, _ := gate(file, within); len(got) != 1 || !strings.Contains(got[0], "catalog add 0.1% allocations and 5.0% bytes") {
+		t.Errorf("a catalog that grows the render: %q", got)
+	}
+}
+
+// The catalog's growth is read from the in-process benchmarks' output.
+func TestCatalogGrowthIsMeasured(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "gobench.txt")
+	lines := "BenchmarkRenderCatalogSize/extra-0-2   300  14634488 ns/op  2000000 B/op  30000 allocs/op\n" +
+		"BenchmarkRenderCatalogSize/extra-100-2 300  14705327 ns/op  2100000 B/op  30300 allocs/op\n"
+	if err := os.WriteFile(out, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if g := measured(nil, out).CatalogGrowth; g == nil || g.Allocs != 0.01 || g.Bytes != 0.05 {
+		t.Errorf("growth %+v, want 1%% allocations and 5%% bytes", g)
 	}
 }

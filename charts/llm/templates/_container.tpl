@@ -24,7 +24,7 @@ a YAML list, optional), extra (more container fields as YAML, optional).
   workingDir: {{ . | quote }}
   {{- end }}
   env:
-    {{- include "llm.env" (merge (dict "fabric" true) .) | nindent 4 }}
+    {{- include "llm.env" (dict "root" .root "ctx" .ctx "fabric" true "extraEnv" (get . "extraEnv")) | nindent 4 }}
   resources:
     {{- include "llm.resources" . | nindent 4 }}
   securityContext:
@@ -133,7 +133,7 @@ again. Inputs (dict): root, ctx, step (an entry of ctx.steps).
     {{- end }}
   securityContext:
     {{- if get . "helper" }}
-    {{- include "llm.helper.securityContext" (merge (dict "writes" true) .) | nindent 4 }}
+    {{- include "llm.helper.securityContext" (dict "root" .root "ctx" .ctx "writes" true) | nindent 4 }}
     {{- else }}
     allowPrivilegeEscalation: false
     {{- end }}
@@ -304,7 +304,7 @@ Inputs (dict): root, ctx, script.
   workingDir: {{ . | quote }}
   {{- end }}
   env:
-    {{- include "llm.env" (merge (dict "fabric" true) .) | nindent 4 }}
+    {{- include "llm.env" (dict "root" .root "ctx" .ctx "fabric" true "extraEnv" (get . "extraEnv")) | nindent 4 }}
   resources:
     requests:
       cpu: "1"
@@ -335,7 +335,7 @@ Inputs (dict): root, ctx, script.
     limits:
       memory: 512Mi
   securityContext:
-    {{- include "llm.helper.securityContext" (merge (dict "writes" true) .) | nindent 4 }}
+    {{- include "llm.helper.securityContext" (dict "root" .root "ctx" .ctx "writes" true) | nindent 4 }}
   volumeMounts:
     - name: data
       mountPath: {{ $v.storage.mountPath | quote }}
