@@ -10,11 +10,11 @@ import (
 
 	llm "github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/testkit"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/plan"
-	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
@@ -64,7 +64,7 @@ download:
 	if err != nil {
 		t.Fatalf("the copy does not render its new mode: %v", err)
 	}
-	var run *renderer.Object
+	var run *manifest.Object
 	for _, o := range res.Objects {
 		if o.Kind == "Job" {
 			run = o

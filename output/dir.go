@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 )
 
 // Marker is written into every output directory. A directory without it is
@@ -25,7 +25,7 @@ const Marker = ".llmrender-output"
 // would be longer than a file name may be (255 bytes; an object name alone
 // may have 253 characters) is cut and ends with a hash of the whole name,
 // so that it stays unique.
-func FileName(i int, o *renderer.Object) string {
+func FileName(i int, o *manifest.Object) string {
 	parts := []string{fmt.Sprintf("%03d", i), strings.ToLower(o.Kind)}
 	if o.Namespace != "" {
 		parts = append(parts, o.Namespace)
@@ -41,8 +41,8 @@ func FileName(i int, o *renderer.Object) string {
 
 // FileContent is what WriteDir writes for an object: a line naming the
 // template it came from, as helm template's stream does, then the object.
-func FileContent(o *renderer.Object) ([]byte, error) {
-	data, err := renderer.EncodeObject(o)
+func FileContent(o *manifest.Object) ([]byte, error) {
+	data, err := manifest.EncodeObject(o)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func sanitize(s string) string {
 // existing dir is left exactly as it was. The swap is one atomic step where
 // the system has one (see swap). What killed runs left beside dir is
 // removed first.
-func WriteDir(dir string, objs []*renderer.Object) (err error) {
+func WriteDir(dir string, objs []*manifest.Object) (err error) {
 	dir = filepath.Clean(dir)
 	if err := checkReplaceable(dir); err != nil {
 		return err

@@ -8,16 +8,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 )
 
-func objects(t *testing.T, names ...string) []*renderer.Object {
+func objects(t *testing.T, names ...string) []*manifest.Object {
 	t.Helper()
 	var text []string
 	for _, n := range names {
 		text = append(text, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\n", n, strings.Repeat("n", 63)))
 	}
-	objs, err := renderer.Manifests([]renderer.Rendered{{Name: "t/templates/x.yaml", Text: strings.Join(text, "---\n")}})
+	objs, err := manifest.Manifests([]manifest.Rendered{{Name: "t/templates/x.yaml", Text: strings.Join(text, "---\n")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -22,7 +22,7 @@ func TestBatchedRenderIsRender(t *testing.T) {
 		}
 		out := fmt.Sprint(res.Warnings, res.Waived, res.Notices)
 		for _, o := range res.Objects {
-			y, err := renderer.EncodeObject(o)
+			y, err := manifest.EncodeObject(o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 )
@@ -32,7 +33,7 @@ func BenchmarkRender(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := renderer.WriteStream(io.Discard, res.Objects); err != nil {
+				if err := manifest.WriteStream(io.Discard, res.Objects); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -73,7 +74,7 @@ func BenchmarkRenderCatalogSize(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := renderer.WriteStream(io.Discard, res.Objects); err != nil {
+				if err := manifest.WriteStream(io.Discard, res.Objects); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -120,7 +121,7 @@ func BenchmarkLint(b *testing.B) {
 	for i := range objects {
 		fmt.Fprintf(&sb, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\n  namespace: team-%d\ndata:\n  k: v%d\n", i, i%7, i)
 	}
-	files := []renderer.Rendered{{Name: "dump.yaml", Text: sb.String()}}
+	files := []manifest.Rendered{{Name: "dump.yaml", Text: sb.String()}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, n, err := LintFiles(files, LintOptions{}); err != nil || n != objects {

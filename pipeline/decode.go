@@ -5,13 +5,13 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/rules"
 )
 
 // Decode reads rendered objects as the rules read them: plain maps, lists
 // and scalars.
-func Decode(objs []*renderer.Object) ([]rules.Object, error) {
+func Decode(objs []*manifest.Object) ([]rules.Object, error) {
 	out := make([]rules.Object, 0, len(objs))
 	for _, o := range objs {
 		doc, err := decodeDoc(o.Node)

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/modes/matrix"
-	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
@@ -325,7 +325,7 @@ func renderFields(t *testing.T, c *Chart, mode string, flags ...[]string) fieldR
 		return fieldRender{invalid: err}
 	}
 	var b strings.Builder
-	renderer.WriteStream(&b, res.Objects)
+	manifest.WriteStream(&b, res.Objects)
 	return fieldRender{objects: b.String(), findings: append(res.Warnings, res.Waived...)}
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/internal/fuzzseed"
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -31,14 +31,14 @@ func FuzzRender(f *testing.F) {
 			return
 		}
 		var a, b bytes.Buffer
-		if err := renderer.WriteStream(&a, res.Objects); err != nil {
+		if err := manifest.WriteStream(&a, res.Objects); err != nil {
 			t.Fatal(err)
 		}
 		again, err := Render(req)
 		if err != nil {
 			t.Fatalf("second render failed: %v", err)
 		}
-		renderer.WriteStream(&b, again.Objects)
+		manifest.WriteStream(&b, again.Objects)
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
 			t.Fatal("two renders of the same values differ")
 		}
@@ -49,7 +49,7 @@ func FuzzRender(f *testing.F) {
 func FuzzLint(f *testing.F) {
 	fuzzseed.Add(f, "../testdata/rules/*.yaml", "../testdata/golden/*.yaml", "../testdata/fuzz/manifests/*")
 	f.Fuzz(func(t *testing.T, in []byte) {
-		objs, err := renderer.ReadManifests([]renderer.Rendered{{Name: "f.yaml", Text: string(in)}})
+		objs, err := manifest.ReadManifests([]manifest.Rendered{{Name: "f.yaml", Text: string(in)}})
 		if err != nil {
 			return
 		}

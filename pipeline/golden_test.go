@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/internal/testkit"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 )
@@ -27,7 +28,7 @@ func goldenCase(t *testing.T, name string, files ...string) {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	if err := renderer.WriteStream(&got, res.Objects); err != nil {
+	if err := manifest.WriteStream(&got, res.Objects); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Golden(t, filepath.Join("..", "testdata", "golden", name+".yaml"), got.Bytes(), "make golden")

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/rules"
 )
 
@@ -15,7 +15,7 @@ const WaivedRulesAnnotation = "llmrender.dev/waived-rules"
 
 // Lint runs the manifest rules over objects read from files (any manifests,
 // not only llmrender's). Findings name the file and line of each object.
-func Lint(objs []*renderer.Object, opts LintOptions) (kept, waived []rules.Finding, err error) {
+func Lint(objs []*manifest.Object, opts LintOptions) (kept, waived []rules.Finding, err error) {
 	l := newLinter(opts)
 	for _, o := range objs {
 		if err := l.add(o); err != nil {
@@ -40,14 +40,14 @@ type LintOptions struct {
 // objects there were. The same object twice (in two files of a directory,
 // say) is a warning (LR022), and both are linted. Findings about a field
 // name the field's own line.
-func LintFiles(files []renderer.Rendered, opts LintOptions) (kept, waived []rules.Finding, objects int, err error) {
+func LintFiles(files []manifest.Rendered, opts LintOptions) (kept, waived []rules.Finding, objects int, err error) {
 	l := newLinter(opts)
 	var repeats []rules.Finding
-	err = renderer.EachManifestKeepingRepeats(files, func(o *renderer.Object, first string) {
+	err = manifest.EachManifestKeepingRepeats(files, func(o *manifest.Object, first string) {
 		if d, err := decode(o); err == nil {
 			repeats = append(repeats, rules.Repeated(d, first))
 		}
-	}, func(o *renderer.Object) error {
+	}, func(o *manifest.Object) error {
 		objects++
 		return l.add(o)
 	})
@@ -73,7 +73,7 @@ func newLinter(opts LintOptions) *linter {
 	return &linter{checker: rules.NewObjectChecker(facts), waivers: map[string][]string{}}
 }
 
-func (l *linter) add(o *renderer.Object) error {
+func (l *linter) add(o *manifest.Object) error {
 	d, err := decode(o)
 	if err != nil {
 		return err
@@ -101,8 +101,8 @@ func (l *linter) findings() (kept, waived []rules.Finding) {
 }
 
 // decode is one object as the rules read it, at its line in its file.
-func decode(o *renderer.Object) (rules.Object, error) {
-	d, err := Decode([]*renderer.Object{o})
+func decode(o *manifest.Object) (rules.Object, error) {
+	d, err := Decode([]*manifest.Object{o})
 	if err != nil {
 		return rules.Object{}, err
 	}
@@ -112,12 +112,12 @@ func decode(o *renderer.Object) (rules.Object, error) {
 
 // atFieldLines moves each finding about a field of an object read from a
 // file to the field's own line.
-func atFieldLines(files []renderer.Rendered, fs []rules.Finding) []rules.Finding {
-	refs := make([]renderer.FieldRef, len(fs))
+func atFieldLines(files []manifest.Rendered, fs []rules.Finding) []rules.Finding {
+	refs := make([]manifest.FieldRef, len(fs))
 	for i, f := range fs {
-		refs[i] = renderer.FieldRef{Source: f.Loc.File, Line: f.Loc.Line, Field: f.Field}
+		refs[i] = manifest.FieldRef{Source: f.Loc.File, Line: f.Loc.Line, Field: f.Field}
 	}
-	for i, line := range renderer.FieldLines(files, refs) {
+	for i, line := range manifest.FieldLines(files, refs) {
 		fs[i] = fs[i].AtLine(line)
 	}
 	rules.Sort(fs)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 
@@ -82,8 +83,8 @@ func TestMatrix(t *testing.T) {
 		checkClaimSize(t, set, res, objs)
 		checkFactsAgree(t, set, res, objs)
 		for _, o := range res.Objects {
-			got, err1 := renderer.EncodeObject(o)
-			want, err2 := renderer.EncodeWithYAML(o)
+			got, err1 := manifest.EncodeObject(o)
+			want, err2 := manifest.EncodeWithYAML(o)
 			if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
 				t.Errorf("%s: %s is written differently than by yaml.v3 (%v, %v):\n%s\nyaml.v3:\n%s", set, o.ID(), err1, err2, got, want)
 			}
@@ -193,8 +194,8 @@ func TestStrictRendersTheSame(t *testing.T) {
 			continue
 		}
 		var a, b strings.Builder
-		renderer.WriteStream(&a, loose.Objects)
-		renderer.WriteStream(&b, strict.Objects)
+		manifest.WriteStream(&a, loose.Objects)
+		manifest.WriteStream(&b, strict.Objects)
 		if a.String() != b.String() {
 			t.Errorf("%v: --strict renders something else", src)
 		}

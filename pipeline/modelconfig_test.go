@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/model"
-	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
@@ -73,7 +73,7 @@ func renderFiles(t *testing.T, src values.Sources) (*Result, error) {
 func stream(t *testing.T, res *Result) string {
 	t.Helper()
 	var b strings.Builder
-	if err := renderer.WriteStream(&b, res.Objects); err != nil {
+	if err := manifest.WriteStream(&b, res.Objects); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

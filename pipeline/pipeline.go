@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
@@ -44,7 +45,7 @@ type Request struct {
 	Batched bool
 	// PostRender, when set, transforms the rendered objects (a kustomize
 	// overlay) before the manifest rules check them.
-	PostRender func([]*renderer.Object) ([]*renderer.Object, error)
+	PostRender func([]*manifest.Object) ([]*manifest.Object, error)
 	// ModelFiles reads the files model.config and model.index name; nil
 	// reads them relative to the values file that names them (see
 	// readModelFile). The KRM function reads them inside its root.
@@ -61,7 +62,7 @@ type Layer struct {
 type Result struct {
 	Values    map[string]any // merged and validated
 	Positions *values.Positions
-	Objects   []*renderer.Object
+	Objects   []*manifest.Object
 	Warnings  []rules.Finding // printed, never part of the output
 	Waived    []rules.Finding // findings the values waive by rule ID
 	Notices   []string        // about the chart and values files, not the objects: printed as warnings
@@ -182,7 +183,7 @@ func Render(req Request) (*Result, error) {
 		opts.Service = "llmrender"
 	}
 	type rendered struct {
-		objs     []*renderer.Object
+		objs     []*manifest.Object
 		warnings []string
 	}
 	render := func(vals map[string]any) func() (rendered, error) {
@@ -244,7 +245,7 @@ func Render(req Request) (*Result, error) {
 		if ns == "" {
 			ns = "default"
 		}
-		renderer.SetNamespaces(objs, ns)
+		manifest.SetNamespaces(objs, ns)
 	}
 	if req.PostRender != nil {
 		if objs, err = req.PostRender(objs); err != nil {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/yamlnode"
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/values"
 )
 
@@ -224,14 +224,14 @@ func usesLegacyPath(items []*yaml.Node) bool {
 
 // withPath returns a copy of the object annotated with the file it is
 // written to: one object per file, so its index there is 0.
-func withPath(o *renderer.Object, p string, legacy bool) *yaml.Node {
+func withPath(o *manifest.Object, p string, legacy bool) *yaml.Node {
 	set := []string{PathAnnotation, p, IndexAnnotation, "0"}
 	if legacy {
 		set = append(set, LegacyPathAnnotation, p, LegacyIndexAnnotation, "0")
 	}
 	n := o.Node
 	for i := 0; i < len(set); i += 2 {
-		n = (&renderer.Object{Node: n}).WithAnnotation(set[i], set[i+1])
+		n = (&manifest.Object{Node: n}).WithAnnotation(set[i], set[i+1])
 	}
 	return n
 }

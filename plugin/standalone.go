@@ -7,8 +7,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmrender/llmrender/internal/yamlnode"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/pipeline"
-	"github.com/llmrender/llmrender/renderer"
 )
 
 // Input is a stream of objects for the standalone mode: a manifest file, or
@@ -48,7 +48,7 @@ func Standalone(cfg *Config, inputs []Input, env Env) ([]byte, *pipeline.Result,
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := renderer.WriteStream(&buf, res.Objects); err != nil {
+	if err := manifest.WriteStream(&buf, res.Objects); err != nil {
 		return nil, nil, err
 	}
 	return buf.Bytes(), res, nil

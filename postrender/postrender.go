@@ -27,7 +27,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/llmrender/llmrender/internal/safeio"
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 )
 
 // RenderedFile is the name the rendered objects get inside the overlay. It
@@ -123,7 +123,7 @@ func Load(dir string) (*Overlay, error) {
 // Apply runs the overlay over objs and returns the result in install order.
 // Each object keeps the template it came from as its Source; objects the
 // overlay adds are attributed to the kustomization file.
-func (o *Overlay) Apply(objs []*renderer.Object) ([]*renderer.Object, error) {
+func (o *Overlay) Apply(objs []*manifest.Object) ([]*manifest.Object, error) {
 	fsys := filesys.MakeFsInMemory()
 	for name, data := range o.files {
 		if name == o.kfile {
@@ -140,7 +140,7 @@ func (o *Overlay) Apply(objs []*renderer.Object) ([]*renderer.Object, error) {
 	sources := make(map[string]string, len(objs))
 	for i, obj := range objs {
 		id := strconv.Itoa(i)
-		data, err := renderer.EncodeObject(&renderer.Object{Source: obj.Source, Node: obj.WithAnnotation(sourceAnnotation, id)})
+		data, err := manifest.EncodeObject(&manifest.Object{Source: obj.Source, Node: obj.WithAnnotation(sourceAnnotation, id)})
 		if err != nil {
 			return nil, err
 		}
@@ -183,9 +183,9 @@ func (o *Overlay) withRendered() ([]byte, error) {
 }
 
 // objects turns kustomize's result back into canonical objects.
-func (o *Overlay) objects(m resmap.ResMap, sources map[string]string) ([]*renderer.Object, error) {
+func (o *Overlay) objects(m resmap.ResMap, sources map[string]string) ([]*manifest.Object, error) {
 	added := path.Join(o.name(), o.kfile)
-	rendered := make([]renderer.Rendered, 0, m.Size())
+	rendered := make([]manifest.Rendered, 0, m.Size())
 	for _, r := range m.Resources() {
 		data, err := r.AsYAML()
 		if err != nil {
@@ -195,9 +195,9 @@ func (o *Overlay) objects(m resmap.ResMap, sources map[string]string) ([]*render
 		if !ok {
 			source = added
 		}
-		rendered = append(rendered, renderer.Rendered{Name: source, Text: string(data)})
+		rendered = append(rendered, manifest.Rendered{Name: source, Text: string(data)})
 	}
-	objs, err := renderer.Manifests(rendered)
+	objs, err := manifest.Manifests(rendered)
 	if err != nil {
 		return nil, o.errorf("%v", err)
 	}

@@ -5,7 +5,7 @@ package postrender
 import (
 	"fmt"
 
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 )
 
 // Overlay is --post-render's kustomization; this build has none.
@@ -20,4 +20,4 @@ func Load(dir string) (*Overlay, error) {
 }
 
 // Apply is never reached: Load gives no Overlay.
-func (o *Overlay) Apply(objs []*renderer.Object) ([]*renderer.Object, error) { return objs, nil }
+func (o *Overlay) Apply(objs []*manifest.Object) ([]*manifest.Object, error) { return objs, nil }

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
 )
 
-func render(t *testing.T, post func([]*renderer.Object) ([]*renderer.Object, error)) (*pipeline.Result, error) {
+func render(t *testing.T, post func([]*manifest.Object) ([]*manifest.Object, error)) (*pipeline.Result, error) {
 	t.Helper()
 	c, err := pipeline.BuiltinChart()
 	if err != nil {
@@ -27,7 +28,7 @@ func render(t *testing.T, post func([]*renderer.Object) ([]*renderer.Object, err
 	})
 }
 
-func field(t *testing.T, o *renderer.Object, path ...string) any {
+func field(t *testing.T, o *manifest.Object, path ...string) any {
 	t.Helper()
 	var doc any
 	if err := o.Node.Decode(&doc); err != nil {
@@ -75,7 +76,7 @@ func TestExampleOverlay(t *testing.T) {
 			t.Errorf("%s: the source annotation leaked", obj.ID())
 		}
 	}
-	var job *renderer.Object
+	var job *manifest.Object
 	for _, obj := range res.Objects {
 		if obj.Kind == "Job" && obj.Name == "llm" {
 			job = obj
@@ -95,8 +96,8 @@ func TestExampleOverlay(t *testing.T) {
 	}
 }
 
-func mustEncode(t *testing.T, o *renderer.Object) []byte {
-	data, err := renderer.EncodeObject(o)
+func mustEncode(t *testing.T, o *manifest.Object) []byte {
+	data, err := manifest.EncodeObject(o)
 	if err != nil {
 		t.Fatal(err)
 	}

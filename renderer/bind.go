@@ -2,6 +2,7 @@ package renderer
 
 import (
 	"fmt"
+	"github.com/llmrender/llmrender/internal/memo"
 	"maps"
 	"strings"
 	"text/template"
@@ -147,7 +148,7 @@ func scalarFunc(name string) bool {
 // parsedYAMLs remember fromYaml's results across the renders of a process,
 // for texts small enough that keeping a few costs little: a chart's own
 // files (a table it reads with .Files.Get) are the same in every render.
-var parsedYAMLs = newMemo[string, map[string]any](64)
+var parsedYAMLs = memo.New[string, map[string]any](64)
 
 // maxRememberedYAML is the longest text parsedYAMLs keeps.
 const maxRememberedYAML = 64 << 10
@@ -158,6 +159,6 @@ func parsedYAML(s string) map[string]any {
 	if len(s) > maxRememberedYAML {
 		return fromYAML(s)
 	}
-	m, _ := parsedYAMLs.get(s, func() (map[string]any, error) { return fromYAML(s), nil })
+	m, _ := parsedYAMLs.Get(s, func() (map[string]any, error) { return fromYAML(s), nil })
 	return m
 }

@@ -3,6 +3,7 @@ package renderer
 import (
 	"errors"
 	"fmt"
+	"github.com/llmrender/llmrender/manifest"
 	"path"
 	"strings"
 	"sync"
@@ -42,12 +43,6 @@ type Options struct {
 // ErrStopped is the error of a render abandoned through Options.Stop.
 var ErrStopped = errors.New("the render was stopped")
 
-// Rendered is the text one template produced.
-type Rendered struct {
-	Name string // e.g. "llm/templates/job.yaml"
-	Text string
-}
-
 // Limits that keep a hostile or broken chart from running away; see also
 // Limits for the budget of each render.
 const (
@@ -74,7 +69,7 @@ func sharedBaseFuncs() template.FuncMap {
 // The render runs on its own goroutine so that its time limit holds even
 // inside one long function call: at the limit Execute returns, and the
 // abandoned render stops at its next step or charge.
-func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
+func Execute(c *Chart, vals map[string]any, opts Options) ([]manifest.Rendered, error) {
 	return executeBounded(c, vals, opts, nil)
 }
 
@@ -82,35 +77,27 @@ func Execute(c *Chart, vals map[string]any, opts Options) ([]Rendered, error) {
 // tolerant), with each template's output parsed on a second goroutine
 // while the templates after it run: the two are about equal parts of a
 // render, and a template's output is ready long before the last one is.
-func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) (objs []*Object, warnings []string, err error) {
-	outputs := newOutputParser(c, tolerant)
+func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) (objs []*manifest.Object, warnings []string, err error) {
+	outputs := manifest.NewParser(countTemplates(c), tolerant)
 	if _, err := executeBounded(c, vals, opts, outputs); err != nil {
-		outputs.abandon()
+		outputs.Abandon()
 		return nil, nil, err
 	}
-	var warn func(string)
-	if tolerant {
-		warn = func(w string) { warnings = append(warnings, w) }
-	}
-	add := objectAdder(false, warn, nil, func(o *Object) error {
-		objs = append(objs, o)
-		return nil
-	})
-	for _, f := range outputs.wait() {
-		for _, p := range f.docs {
-			if err := add(f.name, p); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	SortObjects(objs)
-	return objs, warnings, nil
+	return outputs.Objects()
 }
 
-func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *outputParser) ([]Rendered, error) {
+func countTemplates(c *Chart) int {
+	n := len(c.Templates)
+	for _, d := range c.Dependencies {
+		n += countTemplates(d)
+	}
+	return n
+}
+
+func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *manifest.Parser) ([]manifest.Rendered, error) {
 	budget := newBudget(opts.Limits)
 	type result struct {
-		out []Rendered
+		out []manifest.Rendered
 		err error
 	}
 	done := make(chan result, 1)
@@ -138,7 +125,7 @@ func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *output
 	}
 }
 
-func execute(c *Chart, vals map[string]any, opts Options, budget *budget, outputs *outputParser) (out []Rendered, err error) {
+func execute(c *Chart, vals map[string]any, opts Options, budget *budget, outputs *manifest.Parser) (out []manifest.Rendered, err error) {
 	caps, err := newCapabilities(opts.KubeVersion, opts.APIVersions)
 	if err != nil {
 		return nil, err
@@ -177,8 +164,8 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget, output
 		if err := t.ExecuteTemplate(budget.writer(&buf), name, r.top); err != nil {
 			return nil, cleanExecError(err, name)
 		}
-		out = append(out, Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
-		outputs.add(out[len(out)-1])
+		out = append(out, manifest.Rendered{Name: name, Text: strings.ReplaceAll(buf.String(), "<no value>", "")})
+		outputs.Add(out[len(out)-1])
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package renderer
 import (
 	"errors"
 	"fmt"
+	"github.com/llmrender/llmrender/manifest"
 	"maps"
 	"slices"
 	"strings"
@@ -362,14 +363,14 @@ func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tolerant := range []bool{false, true} {
-			var want []*Object
+			var want []*manifest.Object
 			var wantWarnings []string
 			rendered, wantErr := Execute(c, c.Values, Options{})
 			if wantErr == nil {
 				if tolerant {
-					want, wantWarnings, wantErr = ManifestsAsHelm(rendered)
+					want, wantWarnings, wantErr = manifest.ManifestsAsHelm(rendered)
 				} else {
-					want, wantErr = Manifests(rendered)
+					want, wantErr = manifest.Manifests(rendered)
 				}
 			}
 			got, gotWarnings, gotErr := ExecuteObjects(c, c.Values, Options{}, tolerant)
@@ -385,8 +386,8 @@ func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
 			for i := range got {
 				g, w := *got[i], *want[i]
 				g.Node, w.Node = nil, nil
-				gy, _ := EncodeObject(got[i])
-				wy, _ := EncodeObject(want[i])
+				gy, _ := manifest.EncodeObject(got[i])
+				wy, _ := manifest.EncodeObject(want[i])
 				if g != w || string(gy) != string(wy) {
 					t.Errorf("%s (tolerant %v): object %d is %+v, want %+v", name, tolerant, i, g, w)
 				}

@@ -189,7 +189,8 @@ func toYAMLPretty(v any) string {
 	}
 	orderNode(&n)
 	var buf bytes.Buffer
-	enc := newYAMLEncoder(&buf, false)
+	enc := yamlv3.NewEncoder(&buf)
+	enc.SetIndent(2)
 	if err := enc.Encode(&n); err != nil {
 		return ""
 	}

@@ -1,6 +1,10 @@
 package renderer
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/llmrender/llmrender/internal/memo"
+)
 
 // Charts match the same few patterns over and over (a credential check per
 // value, a format check per field); sprig compiles the pattern on every
@@ -11,10 +15,10 @@ import "regexp"
 // compiled per call as before.
 const maxCachedRegexps = 256
 
-var regexps = newMemo[string, *regexp.Regexp](maxCachedRegexps)
+var regexps = memo.New[string, *regexp.Regexp](maxCachedRegexps)
 
 func compileRegexp(pattern string) (*regexp.Regexp, error) {
-	return regexps.get(pattern, func() (*regexp.Regexp, error) { return regexp.Compile(pattern) })
+	return regexps.Get(pattern, func() (*regexp.Regexp, error) { return regexp.Compile(pattern) })
 }
 
 // regexMatch is sprig's: an invalid pattern matches nothing.

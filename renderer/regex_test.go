@@ -28,9 +28,7 @@ func TestRegexMatchIsSprigs(t *testing.T) {
 	for i := 0; i < 2*maxCachedRegexps; i++ {
 		regexMatch(fmt.Sprintf("^p%d$", i), "x")
 	}
-	regexps.mu.RLock()
-	n := len(regexps.m)
-	regexps.mu.RUnlock()
+	n := regexps.Len()
 	if n > maxCachedRegexps {
 		t.Errorf("%d patterns cached, bound is %d", n, maxCachedRegexps)
 	}

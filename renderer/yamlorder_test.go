@@ -2,85 +2,25 @@ package renderer
 
 import (
 	"fmt"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"math"
 	"math/rand/v2"
 	"reflect"
-	"strings"
 	"testing"
 
 	yaml2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 )
 
-// Random trees of the words YAML 1.1 reads as something else, numbers at
-// the edges of JSON's formats, and long and multi-line strings (yaml.v2
-// folds and blocks them).
-var (
-	treeStrings = []string{"", "a", "true", "yes", "On", "n", "null", "~", "0x1F", "1e3", "012", ".5", "-", "- x", "a: b", "#c", "x #y",
-		"multi\nline", "trailing\n", "\ttab", "é ü 日本", "'quoted'", `"dq"`, "{x}", "[1]", "&a", "*b", "!t", "%p", "@", "`",
-		strings.Repeat("word ", 30), strings.Repeat("x", 120), "a  b" + strings.Repeat(" long", 20) + "\n second", "llama-2-7b", "3", "-0", "1_000"}
-	treeNumbers = []any{0, 1, -1, int64(1) << 40, int64(math.MaxInt64), int32(-7), 0.5, -2.25, 3.0, -0.0, 1e-6, 1e-7, 1e20, 1e21, 1.0 / 3,
-		float64(1 << 53), float64(1 << 62), 9.3e18, 1.5e20, 123456789.125, true, false, nil}
-)
-
-func randomTrees(rng *rand.Rand, n int) []any {
-	out := make([]any, n)
-	for i := range out {
-		out[i] = randomTree(rng, 0)
-	}
-	return out
-}
-
-// sameWhereFast requires fast to give what slow gives for every value it
-// takes, and to take at least least of them.
-func sameWhereFast(t *testing.T, values []any, least int, fast func(any) (string, bool), slow func(any) string) {
-	t.Helper()
-	taken := 0
-	for _, v := range values {
-		got, ok := fast(v)
-		if !ok {
-			continue
-		}
-		taken++
-		if want := slow(v); got != want {
-			t.Errorf("%#v:\nfast path:\n%s\nslow path:\n%s", v, got, want)
-		}
-	}
-	if taken < least {
-		t.Errorf("only %d of %d values take the fast path", taken, len(values))
-	}
-}
-
-func randomTree(rng *rand.Rand, depth int) any {
-	switch n := rng.IntN(6); {
-	case depth > 3 || n < 2:
-		return treeStrings[rng.IntN(len(treeStrings))]
-	case n < 4:
-		return treeNumbers[rng.IntN(len(treeNumbers))]
-	case n == 4:
-		m := map[string]any{}
-		for range rng.IntN(5) {
-			m[treeStrings[rng.IntN(len(treeStrings))]] = randomTree(rng, depth+1)
-		}
-		return m
-	default:
-		l := []any{}
-		for range rng.IntN(4) {
-			l = append(l, randomTree(rng, depth+1))
-		}
-		return l
-	}
-}
-
 // plainTree builds the tree Helm's toYaml reads back from JSON: for every
 // value it accepts, toYaml writes byte for byte what the JSON round trip
 // writes, for single values and random trees of them.
 func TestPlainTreeIsThroughJSON(t *testing.T) {
-	values := append([]any{[]string{"a", "true", ""}, map[string]any{}, []any{}}, treeNumbers...)
-	for _, s := range treeStrings {
+	values := append([]any{[]string{"a", "true", ""}, map[string]any{}, []any{}}, testkit.TreeNumbers...)
+	for _, s := range testkit.TreeStrings {
 		values = append(values, s)
 	}
-	values = append(values, randomTrees(rand.New(rand.NewPCG(1, 2)), 3000)...)
+	values = append(values, testkit.RandomTrees(rand.New(rand.NewPCG(1, 2)), 3000)...)
 	toYAMLFrom := func(tree any) string {
 		out, err := yaml2.Marshal(orderedV2(tree))
 		if err != nil {
@@ -88,7 +28,7 @@ func TestPlainTreeIsThroughJSON(t *testing.T) {
 		}
 		return string(out)
 	}
-	sameWhereFast(t, values, len(values)*3/4, func(v any) (string, bool) {
+	testkit.SameWhereFast(t, values, len(values)*3/4, func(v any) (string, bool) {
 		tree, ok := plainTree(v)
 		return toYAMLFrom(tree), ok
 	}, func(v any) string {
@@ -121,7 +61,7 @@ func TestFromYAMLDirectIsTheRoundTrip(t *testing.T) {
 	for range 2000 {
 		m := map[string]any{}
 		for range 1 + rng.IntN(4) {
-			m[[]string{"a", "b", "c", "true", "1e3", "é"}[rng.IntN(6)]] = randomTree(rng, 0)
+			m[[]string{"a", "b", "c", "true", "1e3", "é"}[rng.IntN(6)]] = testkit.RandomTree(rng, 0)
 		}
 		docs = append(docs, toYAML(m), toYAMLPretty(m))
 	}
@@ -150,9 +90,9 @@ func TestFromYAMLDirectIsTheRoundTrip(t *testing.T) {
 // values, random trees among them.
 func TestPrintTreeIsSprint(t *testing.T) {
 	values := []any{map[string]any{}, []any{}, map[string]any{"a": nil, "b": []any{nil, 1.5e300, -0.0, 1e-7, math.Inf(-1)}}}
-	values = append(values, randomTrees(rand.New(rand.NewPCG(7, 8)), 3000)...)
+	values = append(values, testkit.RandomTrees(rand.New(rand.NewPCG(7, 8)), 3000)...)
 	// The others are scalars, or hold an int32.
-	sameWhereFast(t, values, len(values)/4, printTree, func(v any) string { return fmt.Sprintf("%v", v) })
+	testkit.SameWhereFast(t, values, len(values)/4, printTree, func(v any) string { return fmt.Sprintf("%v", v) })
 	for _, v := range []any{"s", 3, map[string]string{"a": "b"}, []any{int32(1)}} {
 		if _, ok := printTree(v); ok {
 			t.Errorf("%#v is printed; fmt prints it", v)

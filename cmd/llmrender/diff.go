@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 
 	"github.com/llmrender/llmrender/internal/redact"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
-	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/report"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/textdiff"
@@ -107,7 +107,7 @@ func (d objectDiff) summary(golden string) string {
 }
 
 // driftFinding is an object that differs, placed in the golden file.
-func driftFinding(file string, line int, o *renderer.Object, what string) report.Finding {
+func driftFinding(file string, line int, o *manifest.Object, what string) report.Finding {
 	id := redact.Credentials(o.ID())
 	msg := fmt.Sprintf("%s %s %s; if intended, render again into the golden file", o.APIVersion, id, what)
 	f := report.Finding{Rule: report.DriftRule, Severity: rules.Error, Message: msg, File: file, Line: line, Text: "error drift: " + msg}
@@ -123,7 +123,7 @@ func driftFinding(file string, line int, o *renderer.Object, what string) report
 // what render would write now (its stream, or --output-dir's file per
 // object), nothing has drifted, and neither side is parsed nor encoded
 // again; otherwise the objects are compared one by one.
-func diffWritten(golden string, files []renderer.Rendered, rendered []*renderer.Object, c textdiff.Colors) (objectDiff, error) {
+func diffWritten(golden string, files []manifest.Rendered, rendered []*manifest.Object, c textdiff.Colors) (objectDiff, error) {
 	same, err := writtenAs(golden, files, rendered)
 	if err != nil {
 		return objectDiff{}, err
@@ -131,7 +131,7 @@ func diffWritten(golden string, files []renderer.Rendered, rendered []*renderer.
 	if same {
 		return objectDiff{same: len(rendered)}, nil
 	}
-	objs, err := renderer.ReadManifests(files)
+	objs, err := manifest.ReadManifests(files)
 	if err != nil {
 		return objectDiff{}, err
 	}
@@ -141,10 +141,10 @@ func diffWritten(golden string, files []renderer.Rendered, rendered []*renderer.
 // writtenAs tells whether files are exactly what render writes for objs:
 // one file named golden holding the stream, or, under the directory golden,
 // one file per object as --output-dir names and writes it.
-func writtenAs(golden string, files []renderer.Rendered, objs []*renderer.Object) (bool, error) {
+func writtenAs(golden string, files []manifest.Rendered, objs []*manifest.Object) (bool, error) {
 	if len(files) == 1 && files[0].Name == golden {
 		var buf bytes.Buffer
-		if err := renderer.WriteStream(&buf, objs); err != nil {
+		if err := manifest.WriteStream(&buf, objs); err != nil {
 			return false, err
 		}
 		return files[0].Text == buf.String(), nil
@@ -171,9 +171,9 @@ func writtenAs(golden string, files []renderer.Rendered, objs []*renderer.Object
 // diffObjects compares two sets matched by apiVersion, kind, namespace and
 // name: a unified diff per changed object, then added and removed ones in
 // full.
-func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (objectDiff, error) {
-	key := func(o *renderer.Object) string { return o.APIVersion + " " + o.ID() }
-	old := map[string]*renderer.Object{}
+func diffObjects(golden, rendered []*manifest.Object, c textdiff.Colors) (objectDiff, error) {
+	key := func(o *manifest.Object) string { return o.APIVersion + " " + o.ID() }
+	old := map[string]*manifest.Object{}
 	for _, o := range golden {
 		old[key(o)] = o
 	}
@@ -183,7 +183,7 @@ func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (object
 	for _, o := range rendered {
 		k := key(o)
 		seen[k] = true
-		now, err := renderer.EncodeObject(o)
+		now, err := manifest.EncodeObject(o)
 		if err != nil {
 			return d, err
 		}
@@ -194,7 +194,7 @@ func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (object
 			out = append(out, textdiff.Unified("/dev/null", fmt.Sprintf("rendered %s %s (%s)", o.APIVersion, o.ID(), o.Source), "", string(now), 3, c)...)
 			continue
 		}
-		was, err := renderer.EncodeObject(g)
+		was, err := manifest.EncodeObject(g)
 		if err != nil {
 			return d, err
 		}
@@ -212,7 +212,7 @@ func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (object
 		if seen[key(g)] {
 			continue
 		}
-		was, err := renderer.EncodeObject(g)
+		was, err := manifest.EncodeObject(g)
 		if err != nil {
 			return d, err
 		}
@@ -226,7 +226,7 @@ func diffObjects(golden, rendered []*renderer.Object, c textdiff.Colors) (object
 
 // goldenFile is the file an added object is charged to: the golden file
 // when there is one file, else none.
-func goldenFile(golden []*renderer.Object) string {
+func goldenFile(golden []*manifest.Object) string {
 	if len(golden) == 0 {
 		return ""
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/llmrender/llmrender/internal/safeio"
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/manifest"
 )
 
 // maxManifestBytes bounds what lint and diff read in total.
@@ -23,23 +23,23 @@ const maxManifestBytes = 64 << 20
 // standard input. Every file goes through the bounded reader; inside a
 // directory, only regular files are read, and symbolic links must stay
 // inside it.
-func readManifests(env *environment, paths []string) ([]*renderer.Object, error) {
+func readManifests(env *environment, paths []string) ([]*manifest.Object, error) {
 	files, err := readManifestFiles(env, paths, true)
 	if err != nil {
 		return nil, err
 	}
-	return renderer.ReadManifests(files)
+	return manifest.ReadManifests(files)
 }
 
 // readManifestFiles reads what readManifests parses. named says whether
 // the user named the paths; a path llmrender found (a golden beside an
 // --each set) is read as a regular file only, as a directory's files are.
-func readManifestFiles(env *environment, paths []string, named bool) ([]renderer.Rendered, error) {
+func readManifestFiles(env *environment, paths []string, named bool) ([]manifest.Rendered, error) {
 	readFile := safeio.ReadFile
 	if named {
 		readFile = safeio.ReadNamed
 	}
-	var files []renderer.Rendered
+	var files []manifest.Rendered
 	left := int64(maxManifestBytes)
 	add := func(name string, data []byte, err error) error {
 		var se *safeio.Error
@@ -52,7 +52,7 @@ func readManifestFiles(env *environment, paths []string, named bool) ([]renderer
 			return fmt.Errorf("%s: %v", name, err)
 		}
 		left -= int64(len(data))
-		files = append(files, renderer.Rendered{Name: name, Text: string(data)})
+		files = append(files, manifest.Rendered{Name: name, Text: string(data)})
 		return nil
 	}
 	for _, p := range paths {

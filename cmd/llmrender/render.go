@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/output"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/postrender"
@@ -146,7 +147,7 @@ func runRender(env *environment, args []string) error {
 	// Encode everything before writing anything, so a failure never leaves
 	// half a stream on stdout.
 	var buf bytes.Buffer
-	if err := renderer.WriteStream(&buf, res.Objects); err != nil {
+	if err := manifest.WriteStream(&buf, res.Objects); err != nil {
 		return err
 	}
 	_, err = env.stdout.Write(buf.Bytes())

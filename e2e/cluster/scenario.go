@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/llmrender/llmrender/internal/tree"
+	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/values"
@@ -54,7 +55,7 @@ func renderRequest(req pipeline.Request, expectIn string) ([]*unstructured.Unstr
 		return nil, err
 	}
 	var stream bytes.Buffer
-	if err := renderer.WriteStream(&stream, res.Objects); err != nil {
+	if err := manifest.WriteStream(&stream, res.Objects); err != nil {
 		return nil, err
 	}
 	return Decode(stream.Bytes())

@@ -1,4 +1,4 @@
-package renderer
+package manifest
 
 import (
 	"fmt"

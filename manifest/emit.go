@@ -1,7 +1,8 @@
-package renderer
+package manifest
 
 import (
 	"bytes"
+	"github.com/llmrender/llmrender/internal/memo"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -147,7 +148,7 @@ func scalarText(n *yaml.Node, key bool) (string, bool) {
 	}
 	var w written
 	if len(n.Value) <= maxCachedString {
-		w, _ = scalarTexts.get(scalarKey{n.Tag, n.Style, n.Value, key}, ask)
+		w, _ = scalarTexts.Get(scalarKey{n.Tag, n.Style, n.Value, key}, ask)
 	} else {
 		w, _ = ask()
 	}
@@ -168,7 +169,7 @@ type written struct {
 	ok   bool
 }
 
-var scalarTexts = newMemo[scalarKey, written](maxCachedStrings)
+var scalarTexts = memo.New[scalarKey, written](maxCachedStrings)
 
 // askYAML encodes a one-pair mapping holding the scalar, as a key or as a
 // value, and reads back how yaml.v3 wrote it.

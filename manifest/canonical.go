@@ -1,8 +1,9 @@
-package renderer
+package manifest
 
 import (
 	"bytes"
 	"fmt"
+	"github.com/llmrender/llmrender/internal/memo"
 	"strconv"
 	"strings"
 
@@ -166,7 +167,7 @@ func isDecimal(s string) bool {
 // so it is worked out once per distinct string, not once per occurrence:
 // asking yaml.v3 means encoding the string, the most expensive step of
 // canonicalisation. Only short strings are kept, and only so many.
-var stringStyles = newMemo[string, styleTag](maxCachedStrings)
+var stringStyles = memo.New[string, styleTag](maxCachedStrings)
 
 type styleTag struct {
 	style yaml.Style
@@ -189,7 +190,7 @@ func stringStyle(s string) (yaml.Style, string, error) {
 	var st styleTag
 	var err error
 	if len(s) <= maxCachedString {
-		st, err = stringStyles.get(s, ask)
+		st, err = stringStyles.Get(s, ask)
 	} else {
 		st, err = ask()
 	}

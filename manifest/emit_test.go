@@ -1,7 +1,8 @@
-package renderer
+package manifest
 
 import (
 	"bytes"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -32,7 +33,7 @@ func TestEmitIsYAMLv3(t *testing.T) {
 	for range 3000 {
 		m := map[string]any{}
 		for range 1 + rng.IntN(5) {
-			m[treeStrings[rng.IntN(len(treeStrings))]] = randomTree(rng, 0)
+			m[testkit.TreeStrings[rng.IntN(len(testkit.TreeStrings))]] = testkit.RandomTree(rng, 0)
 		}
 		out, err := yaml.Marshal(m)
 		if err != nil {

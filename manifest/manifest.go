@@ -1,4 +1,4 @@
-package renderer
+package manifest
 
 import (
 	"errors"
@@ -16,6 +16,12 @@ import (
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/values"
 )
+
+// Rendered is the text one template produced.
+type Rendered struct {
+	Name string // e.g. "llm/templates/job.yaml"
+	Text string
+}
 
 // Object is one Kubernetes object of the output, in canonical form.
 type Object struct {
