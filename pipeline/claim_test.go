@@ -10,7 +10,7 @@ import (
 )
 
 // The size of the claim the chart creates (llm.ctx's storageSize) is the
-// one rules.ClaimNeed computes and plan explains, for every example with
+// one workload.ClaimNeed computes and plan explains, for every example with
 // and without LoRA, training checkpoints kept or not, and an output URI.
 // TestMatrix checks every case of the matrix the same way.
 func TestClaimSizeIsTheChartsOverTheMatrix(t *testing.T) {
@@ -42,7 +42,7 @@ func TestClaimSizeIsTheChartsOverTheMatrix(t *testing.T) {
 	}
 }
 
-// checkClaimSize compares the created claim's size with rules.ClaimNeed
+// checkClaimSize compares the created claim's size with workload.ClaimNeed
 // when the chart computes it; it tells whether it did.
 func checkClaimSize(t *testing.T, name string, res *Result, objs []rules.Object) bool {
 	t.Helper()
@@ -57,7 +57,7 @@ func checkClaimSize(t *testing.T, name string, res *Result, objs []rules.Object)
 		}
 		got := values.At(o.Doc, "/spec/resources/requests/storage")
 		if got != want {
-			t.Errorf("%s: the claim asks for %v, rules.ClaimNeed says %s (%s)", name, got, want, w.ClaimNeed())
+			t.Errorf("%s: the claim asks for %v, workload.ClaimNeed says %s (%s)", name, got, want, w.ClaimNeed())
 		}
 		return true
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // checkFactsAgree holds the facts the chart derives in llm.ctx, as its
-// objects show them, to the same facts derived in Go (rules.Workload),
+// objects show them, to the same facts derived in Go (workload.Workload),
 // which the rules and plan use: the claim's access mode, the devices of
 // every accelerator pod, and whether those pods carry the fabric. TestMatrix
 // runs it on every combination that renders; a manifest rule refusing the
@@ -26,7 +26,7 @@ func checkFactsAgree(t *testing.T, set string, res *Result, objs []rules.Object)
 		if o.Doc["kind"] == "PersistentVolumeClaim" {
 			modes, _ := o.Doc["spec"].(map[string]any)["accessModes"].([]any)
 			if len(modes) != 1 || modes[0] != w.AccessMode() {
-				t.Errorf("%s: the claim's access modes are %v, rules.Workload says %s", set, modes, w.AccessMode())
+				t.Errorf("%s: the claim's access modes are %v, workload.Workload says %s", set, modes, w.AccessMode())
 			}
 		}
 		if resource == "" {
@@ -37,11 +37,11 @@ func checkFactsAgree(t *testing.T, set string, res *Result, objs []rules.Object)
 				continue // not an accelerator pod: a step, a tool
 			}
 			if pc.Devices != w.Devices {
-				t.Errorf("%s: %s %s asks for %d %s, rules.Workload says %d a node", set, o.Doc["kind"], pc.Path, pc.Devices, resource, w.Devices)
+				t.Errorf("%s: %s %s asks for %d %s, workload.Workload says %d a node", set, o.Doc["kind"], pc.Path, pc.Devices, resource, w.Devices)
 			}
 			wired := pc.Fabric != "" && !strings.HasPrefix(pc.Fabric, "tcp")
 			if (fabric != "") != wired {
-				t.Errorf("%s: %s %s has fabric %q, rules.Workload says %q", set, o.Doc["kind"], pc.Path, pc.Fabric, fabric)
+				t.Errorf("%s: %s %s has fabric %q, workload.Workload says %q", set, o.Doc["kind"], pc.Path, pc.Fabric, fabric)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/rules"
+	"github.com/llmrender/llmrender/workload"
 )
 
 // Text writes the plan for a terminal.
@@ -341,4 +342,4 @@ func mermaidID(s string) string { return "s_" + nonID().ReplaceAllString(s, "_")
 // mermaidText escapes what would end a quoted Mermaid label.
 func mermaidText(s string) string { return strings.ReplaceAll(s, `"`, "#quot;") }
 
-func plural(n int64, noun string) string { return rules.Plural(n, noun) }
+func plural(n int64, noun string) string { return workload.Plural(n, noun) }

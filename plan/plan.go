@@ -13,6 +13,7 @@ import (
 	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/pipeline"
 	"github.com/llmrender/llmrender/rules"
+	"github.com/llmrender/llmrender/workload"
 )
 
 // Plan is the summary of one render.
@@ -150,8 +151,8 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Release: release, Namespace: namespace, Storage: []Claim{}, Findings: []Finding{}}
-	w, _ := rules.NewWorkload(res.Modes, res.Values, res.Positions)
-	var e rules.Estimate // LR008's, which the server's lines also read
+	w := workload.New(res.Modes, res.Values)
+	var e workload.Estimate // LR008's, which the server's lines also read
 	if w != nil {
 		p.Model, p.Accelerator, p.Mode, p.Type = w.ModelName, w.Profile, w.Mode, w.Type
 		res, _ := w.Acc["resource"].(string)
@@ -164,7 +165,7 @@ func Build(res *pipeline.Result, release, namespace string) (*Plan, error) {
 		if f := w.Facts(); f.Transformer() {
 			p.ModelFacts = &ModelFacts{Facts: f, KVCacheDtype: w.KVCacheDtype(), KVBytesPerToken: f.KVBytesPerToken(w.KVCacheBytes()), Source: w.FactsSource()}
 		}
-		e = rules.FitEstimate(w)
+		e = workload.FitEstimate(w)
 		if e.HaveBytes > 0 && e.NeedBytes > 0 {
 			p.Fit = &Fit{NeedBytes: e.NeedBytes, HaveBytes: e.HaveBytes, Basis: e.Basis, HaveBasis: e.HaveBasis,
 				Fits: e.NeedBytes <= e.HaveBytes, UsedPercent: 100 * e.NeedBytes / e.HaveBytes}
@@ -272,7 +273,7 @@ const downloadRate = 100e6 // bytes per second
 
 // fabricOf summarises the run's fabric: what is wired, the bandwidth it
 // gives a node, and the run's accelerator pods that lack it.
-func fabricOf(w *rules.Workload, steps []Step) *Fabric {
+func fabricOf(w *workload.Workload, steps []Step) *Fabric {
 	f := &Fabric{Kind: w.FabricOf(), Native: tree.String(w.Acc, "fabric"), Gbps: number(w.Acc, "fabricGbps"), TCPGbps: number(w.Acc, "tcpGbps")}
 	f.KVTransfer = w.Disaggregated() && f.Kind != ""
 	if d := tree.Map(w.Acc, "nvlinkDomain"); d != nil && w.Nodes > 1 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/rules"
+	"github.com/llmrender/llmrender/workload"
 )
 
 // Serve is the server of orchestration.mode serve: what runs it, its
@@ -64,7 +65,7 @@ type Serve struct {
 }
 
 // serveOf reads the server from the values and the rendered objects.
-func serveOf(w *rules.Workload, fit rules.Estimate, objs []rules.Object, namespace string, checkpoint float64) *Serve {
+func serveOf(w *workload.Workload, fit workload.Estimate, objs []rules.Object, namespace string, checkpoint float64) *Serve {
 	s := w.Server()
 	out := &Serve{Engine: s.Engine, Image: s.Image, Replicas: s.Replicas, NodesPerServer: s.Nodes,
 		TensorParallel: s.TP, PipelineParallel: s.PP, DataParallel: s.DP, ExpertParallel: s.ExpertParallel, Model: s.ServedName, StartupMinutes: s.StartupMinutes,
@@ -161,7 +162,7 @@ func bucketAccess(uri string) string {
 	return "IRSA, serviceAccount.awsRoleArn, or an EKS Pod Identity association: s3:GetObject and s3:ListBucket"
 }
 
-func queueTarget(w *rules.Workload) string {
+func queueTarget(w *workload.Workload) string {
 	return fmt.Sprintf("%d waiting", tree.Int(w.V, "serving", "autoscaling", "targetQueueLength"))
 }
 

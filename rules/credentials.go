@@ -5,13 +5,14 @@ import (
 
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
 
 // LR009: credentials in values, and the Secrets a download needs.
 
 // LR009: gated downloads need a token Secret; Meta downloads need the URL Secret.
-func gatedDownload(w *Workload, pos *values.Positions) []Finding {
-	if !w.downloads() {
+func gatedDownload(w *workload.Workload, pos *values.Positions) []Finding {
+	if !w.Downloads() {
 		return nil
 	}
 	source := str(w.V, "download", "source")

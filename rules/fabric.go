@@ -470,20 +470,6 @@ func mountedUnder(c any, dir string) bool {
 
 func decodeJSON(s string, v any) error { return json.Unmarshal([]byte(s), v) }
 
-// NeuronCoresPerDevice is the processes per device a Trainium workload
-// starts: the profile's physical cores grouped by the LNC the values ask
-// for (or the profile's default); 1 for other accelerators.
-func (w *Workload) NeuronCoresPerDevice() int64 {
-	if !strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
-		return 1
-	}
-	lnc := integer(w.V, "accelerator", "lnc")
-	if lnc <= 0 {
-		lnc = max(integer(w.Acc, "defaultLnc"), 1)
-	}
-	return max(integer(w.Acc, "coresPerDevice")/lnc, 1)
-}
-
 // podFabric describes the fabric wiring of a pod template as a reviewer
 // reads it, or "" when it has none.
 func podFabric(pt podTemplate) string {

@@ -7,33 +7,15 @@ import (
 
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
 
 // LR019: the fabric the values ask for, against what the profile has and
 // what the daemons and plugins of its fabric need.
 
-// FabricOf is the fabric the chart wires for the values, as llm.ctx
-// resolves it: the profile's when asked for by name or when the workload
-// spans nodes (disaggregated servers do); none with tcp.
-func (w *Workload) FabricOf() string {
-	want := str(w.V, "accelerator", "fabric")
-	native := str(w.Acc, "fabric")
-	switch want {
-	case "", "auto":
-		// Disaggregated servers move KV caches between nodes too.
-		if w.Nodes > 1 || w.Disaggregated() {
-			return native
-		}
-		return ""
-	case "tcp":
-		return ""
-	}
-	return want
-}
-
 // LR019: the fabric the values ask for is one the profile has, its options
 // fit it, and its daemon and plugin images come from one release.
-func fabricChoice(w *Workload, pos *values.Positions) []Finding {
+func fabricChoice(w *workload.Workload, pos *values.Positions) []Finding {
 	want := str(w.V, "accelerator", "fabric")
 	native := str(w.Acc, "fabric")
 	if want != "" && want != "auto" && want != "tcp" && want != native {
@@ -176,7 +158,7 @@ func orEmpty(cond, s string) string {
 }
 
 // setsEnv tells whether workload.env sets a variable.
-func setsEnv(w *Workload, name string) bool {
+func setsEnv(w *workload.Workload, name string) bool {
 	for _, e := range list(w.V, "workload", "env") {
 		if str(e, "name") == name {
 			return true

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
 
 // LR023: an image built for another kind of accelerator than the profile's
@@ -14,8 +15,8 @@ import (
 // Neuron image on GPUs. Images say what they are built for in their names
 // (pytorch-training-neuronx, transformers-pytorch-gpu, cuda12.4); a name
 // that says nothing is taken at its word.
-func imageAccelerator(w *Workload, pos *values.Positions) []Finding {
-	have := acceleratorKind(str(w.Acc, "resource"))
+func imageAccelerator(w *workload.Workload, pos *values.Positions) []Finding {
+	have := workload.AcceleratorKind(str(w.Acc, "resource"))
 	out := collectiveSettings(w, pos, have)
 	if w.Mode == "serve" {
 		return append(out, serverImage(w, pos, have)...)
@@ -35,7 +36,7 @@ func imageAccelerator(w *Workload, pos *values.Positions) []Finding {
 
 // serverImage: serving.image names the build of the engine for another
 // kind of accelerator (catalog.servers), or says it is built for one.
-func serverImage(w *Workload, pos *values.Positions, have string) []Finding {
+func serverImage(w *workload.Workload, pos *values.Positions, have string) []Finding {
 	image := str(w.V, "serving", "image")
 	if image == "" {
 		return nil // the engine's build for the profile (LR021)
@@ -92,7 +93,7 @@ func repository(image string) string {
 // collectiveSettings: NCCL's variables in workload.env where nothing reads
 // them: Cloud TPUs (XLA's collectives), Trainium (Neuron's), CPUs. (AMD's
 // RCCL reads NCCL_* as NCCL does.)
-func collectiveSettings(w *Workload, pos *values.Positions, have string) []Finding {
+func collectiveSettings(w *workload.Workload, pos *values.Positions, have string) []Finding {
 	if have != "tpu" && have != "neuron" && have != "cpu" {
 		return nil
 	}
@@ -124,21 +125,6 @@ func imageBuiltFor(image string) string {
 	return ""
 }
 
-// acceleratorKind names a profile's accelerators as images name theirs.
-func acceleratorKind(resource string) string {
-	switch {
-	case resource == "":
-		return "cpu"
-	case strings.HasPrefix(resource, "aws.amazon.com/neuron"):
-		return "neuron"
-	case strings.HasPrefix(resource, "amd.com/"):
-		return "rocm"
-	case resource == "google.com/tpu":
-		return "tpu"
-	}
-	return "cuda"
-}
-
 // LR023 (manifests): a pod that requests another kind of accelerator than
 // the nodes its selector picks offer (NVIDIA GPUs on AMD or TPU nodes, ...):
 // no node has the resource, so the pod stays Pending.
@@ -153,12 +139,12 @@ func foreignDevices(objs []Object, facts Facts) []Finding {
 			for i, c := range list(pt.spec, "containers") {
 				cm, _ := c.(map[string]any)
 				res, n := devicesOf(cm)
-				if n == 0 || acceleratorKind(res) == acceleratorKind(p.Resource) {
+				if n == 0 || workload.AcceleratorKind(res) == workload.AcceleratorKind(p.Resource) {
 					continue
 				}
 				out = append(out, objFinding("LR023", Error, o, fmt.Sprintf("%s.containers[%d].resources", pt.path, i),
 					"requests %s (%s), but the %s nodes its node selector picks offer %s (%s): no node has it, so the pod stays Pending",
-					res, kindNames[acceleratorKind(res)], p.Name, p.Resource, kindNames[acceleratorKind(p.Resource)]))
+					res, kindNames[workload.AcceleratorKind(res)], p.Name, p.Resource, kindNames[workload.AcceleratorKind(p.Resource)]))
 			}
 		}
 	}

@@ -5,44 +5,17 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
-
-// mode is the workload's row of the modes' table (the chart's modes.yaml);
-// an unknown mode (the schema refuses it) has an empty row.
-func (w *Workload) mode() modes.Mode {
-	m, _ := w.Modes.Get(w.Mode)
-	return m
-}
-
-// trainingModes are the modes that run a program to its end, not a
-// server, and for which keep (if any) holds, in the table's order.
-func (w *Workload) trainingModes(keep func(modes.Mode) bool) []string {
-	return w.Modes.Where(func(m modes.Mode) bool {
-		return m.Launcher != modes.Server && (keep == nil || keep(m))
-	})
-}
 
 // The operators' versions (values: operators.*) decide which APIs and
 // fields a mode can use; these checks are part of LR014 (a mode that cannot
 // run what the values ask for).
 
-// operatorAtLeast tells whether the operator version in values is at
-// least min; an unparsable version counts as new enough (the schema checks
-// the format).
-func (w *Workload) operatorAtLeast(operator, min string) bool {
-	have, err := semver.NewVersion(str(w.V, "operators", operator))
-	if err != nil {
-		return true
-	}
-	return !have.LessThan(semver.MustParse(min))
-}
-
 // LR014: what the named operator versions cannot run, and what a shared
 // Trainer runtime cannot be patched to do.
-func operatorVersions(w *Workload, pos *values.Positions) []Finding {
+func operatorVersions(w *workload.Workload, pos *values.Positions) []Finding {
 	var out []Finding
 	ver := func(op string) string { return str(w.V, "operators", op) }
 	if boolean(w.V, "kueue", "localQueue", "create") && (str(w.V, "kueue", "queueName") == "" || str(w.V, "kueue", "localQueue", "clusterQueue") == "") {
@@ -52,7 +25,7 @@ func operatorVersions(w *Workload, pos *values.Positions) []Finding {
 	out = append(out, operatorMinimums(w, pos)...)
 	switch w.Mode {
 	case "trainjob":
-		if runtime := str(w.V, "trainjob", "runtime"); runtime != "" && w.operatorAtLeast("trainer", "2.1.0") {
+		if runtime := str(w.V, "trainjob", "runtime"); runtime != "" && w.OperatorAtLeast("trainer", "2.1.0") {
 			out = append(out, sharedRuntime(w, pos, runtime)...)
 		}
 	case "rayjob":
@@ -64,7 +37,7 @@ func operatorVersions(w *Workload, pos *values.Positions) []Finding {
 		// The MPI Operator's CRD before v0.5.0 embeds a pod schema older
 		// than native sidecars: the API server refuses the fabric daemon's
 		// initContainers[].restartPolicy.
-		if fabric := w.FabricOf(); fabric != "" && fabricHasDaemon(w, fabric) && !w.operatorAtLeast("mpiOperator", "0.5.0") {
+		if fabric := w.FabricOf(); fabric != "" && fabricHasDaemon(w, fabric) && !w.OperatorAtLeast("mpiOperator", "0.5.0") {
 			out = append(out, at(pos, "LR014", Error, "/operators/mpiOperator", fmt.Sprintf(
 				"%s runs its receive daemon as a native sidecar (an init container with restartPolicy: Always), which the MPIJob CRD of MPI Operator %s does not declare: upgrade the MPI Operator to v0.5.0 or later, or use another mode", fabric, ver("mpiOperator"))))
 		}
@@ -79,8 +52,8 @@ func operatorVersions(w *Workload, pos *values.Positions) []Finding {
 
 // operatorMinimums: the versions the mode's row says its operator must
 // have, for the mode or for a value of it that is set.
-func operatorMinimums(w *Workload, pos *values.Positions) []Finding {
-	m := w.mode()
+func operatorMinimums(w *workload.Workload, pos *values.Positions) []Finding {
+	m := w.Row()
 	var out []Finding
 	for _, min := range m.Minimums {
 		field := "/operators/" + m.Operator
@@ -90,7 +63,7 @@ func operatorMinimums(w *Workload, pos *values.Positions) []Finding {
 			}
 			field = min.When
 		}
-		if !w.operatorAtLeast(m.Operator, min.Version) {
+		if !w.OperatorAtLeast(m.Operator, min.Version) {
 			msg := strings.NewReplacer("{have}", str(w.V, "operators", m.Operator), "{value}", fmt.Sprint(values.At(w.V, min.When))).Replace(min.Message)
 			out = append(out, at(pos, "LR014", Error, field, msg))
 		}
@@ -120,7 +93,7 @@ func set(v any) bool {
 // sharedRuntime: a ClusterTrainingRuntime can be patched (placement,
 // volumes, mounts) but gets no containers, host network or claims from a
 // TrainJob, so a run that needs them needs a runtime of its own.
-func sharedRuntime(w *Workload, pos *values.Positions, runtime string) []Finding {
+func sharedRuntime(w *workload.Workload, pos *values.Positions, runtime string) []Finding {
 	var needs []string
 	if boolean(w.V, "download", "enabled") || boolean(w.V, "steps", "preprocess", "enabled") {
 		needs = append(needs, "an init container that waits for the steps before it (download, preprocess)")
@@ -157,7 +130,7 @@ func sharedRuntime(w *Workload, pos *values.Positions, runtime string) []Finding
 
 // LR014 (warning): a Kueue topology level the profile's nodes do not carry
 // leaves the workload unadmitted; the cloud's levels are profile data.
-func kueueTopology(w *Workload, pos *values.Positions) []Finding {
+func kueueTopology(w *workload.Workload, pos *values.Positions) []Finding {
 	levels := stringList(w.Acc, "topologyLevels")
 	if len(levels) == 0 {
 		return nil
@@ -180,7 +153,7 @@ func kueueTopology(w *Workload, pos *values.Positions) []Finding {
 
 // fabricHasDaemon tells whether a fabric of the catalog runs a receive
 // daemon beside the workload (its releases name a daemon image).
-func fabricHasDaemon(w *Workload, fabric string) bool {
+func fabricHasDaemon(w *workload.Workload, fabric string) bool {
 	for _, r := range mapAt(w.V, "catalog", "fabrics", fabric, "releases") {
 		if str(r, "daemon") != "" {
 			return true

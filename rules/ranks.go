@@ -6,93 +6,25 @@ import (
 
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
-
-// What each mode starts of the user's program, and so the world size the
-// processes agree on. torchrun (job, indexed-job, pytorchjob, jobset,
-// trainjob) starts one process per device (per logical NeuronCore on
-// Trainium) on each node. mpirun (mpijob) starts mpi.slotsPerWorker
-// copies of the program on each worker: with one slot the program is a
-// per-node launcher (a script that starts the node's processes, as
-// neuronx-nemo-megatron's llama_7b.sh runs torchrun), with one slot per
-// device each copy is a rank. Ray's entrypoint runs the program once, on
-// the head, and it starts the Ray train workers.
-
-// Ranks is how the run's processes are started.
-type Ranks struct {
-	WorldSize int64
-	// Launch says who starts them, for the plan.
-	Launch string
-	// Slots are mpirun's per worker (mpijob), 0 elsewhere.
-	Slots int64
-}
-
-// Ranks derives the world size of the run's program.
-func (w *Workload) Ranks() Ranks {
-	procs := w.ProcsPerNode()
-	per := w.procUnit()
-	slice := w.Slice()
-	switch {
-	case str(w.Acc, "resource") == "":
-		return Ranks{WorldSize: w.Nodes, Launch: "one process per node"}
-	case w.mode().Launcher == modes.MPIRun:
-		slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
-		program := w.Program()
-		if slots == 1 && !strings.HasSuffix(program, ".py") {
-			return Ranks{w.Nodes * procs, fmt.Sprintf("mpirun starts %s once on each of %s, which starts one process per %s", program, workers(w.Nodes), per), slots}
-		}
-		return Ranks{w.Nodes * slots, fmt.Sprintf("mpirun starts %s on %d slot(s) of each of %s", program, slots, workers(w.Nodes)), slots}
-	case slice != nil && w.mode().Launcher != modes.Server:
-		return Ranks{WorldSize: w.Nodes, Launch: fmt.Sprintf("one process per host on its %d chips, python3: JAX or PyTorch/XLA; %s of %s, %s each",
-			w.Devices, Plural(slice.Slices, "slice"), slice.Topology, Plural(slice.Hosts, "host"))}
-	case w.mode().Launcher == modes.Ray:
-		workers := integer(w.V, "ray", "workers")
-		if workers <= 0 {
-			workers = w.Nodes * procs
-		}
-		return Ranks{WorldSize: workers, Launch: fmt.Sprintf("Ray train workers, one per %s", per)}
-	}
-	nodes := w.Nodes
-	if roles := w.ServerRoles(); w.Mode == "serve" {
-		nodes = w.RoleNodes(roles[len(roles)-1]) // a decode server's, with prefill and decode apart
-	}
-	return Ranks{WorldSize: nodes * procs, Launch: "one process per " + per}
-}
-
-// Program is what the mode's launcher starts: workload.script, or the
-// mode's own (its row's program: a file, or what a value names); "" for
-// the built-in program.
-func (w *Workload) Program() string {
-	if s := str(w.V, "workload", "script"); s != "" {
-		return s
-	}
-	switch p := w.mode().Program; {
-	case p == nil:
-		return ""
-	case p.Value != "":
-		s, _ := values.At(w.V, p.Value).(string)
-		return s
-	default:
-		return p.File
-	}
-}
 
 // LR012: mpirun starts the program on each slot; a Python program is one
 // process, so one slot on a node of several devices leaves all but one
 // idle, and slots that are neither one (a per-node launcher) nor one per
 // device make a world size the devices do not divide into.
-func mpiRanks(w *Workload, pos *values.Positions) []Finding {
-	if w.mode().Launcher != modes.MPIRun || str(w.Acc, "resource") == "" {
+func mpiRanks(w *workload.Workload, pos *values.Positions) []Finding {
+	if w.Row().Launcher != modes.MPIRun || str(w.Acc, "resource") == "" {
 		return nil
 	}
 	slots := max(1, integer(w.V, "mpi", "slotsPerWorker"))
 	procs := w.ProcsPerNode()
 	program := w.Program()
 	at0 := "/workload/script"
-	if p := w.mode().Program; str(w.V, "workload", "script") == "" && p != nil && p.Value != "" {
+	if p := w.Row().Program; str(w.V, "workload", "script") == "" && p != nil && p.Value != "" {
 		at0 = p.Value
 	}
-	per := w.procUnit()
+	per := w.ProcUnit()
 	switch {
 	case strings.HasSuffix(program, ".py") && slots != procs:
 		return []Finding{at(pos, "LR012", Error, at0, fmt.Sprintf(
@@ -101,29 +33,7 @@ func mpiRanks(w *Workload, pos *values.Positions) []Finding {
 	case slots > 1 && slots != procs:
 		return []Finding{at(pos, "LR012", Warning, "/mpi/slotsPerWorker", fmt.Sprintf(
 			"%d slots on each worker start %d ranks in all, while the %s have %d %ss each: use 1 (%s starts the node's processes) or %d (one rank per %s)",
-			slots, slots*w.Nodes, workers(w.Nodes), procs, per, program, procs, per))}
+			slots, slots*w.Nodes, workload.Workers(w.Nodes), procs, per, program, procs, per))}
 	}
 	return nil
-}
-
-func workers(n int64) string { return Plural(n, "worker") }
-
-// Plural writes a count with its noun, in the singular for one.
-func Plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "s") {
-		return fmt.Sprintf("%d %ses", n, noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// procUnit names what a node runs one process per: a (logical) NeuronCore
-// on Trainium, a device elsewhere.
-func (w *Workload) procUnit() string {
-	if w.NeuronCoresPerDevice() > 1 || strings.HasPrefix(str(w.Acc, "resource"), "aws.amazon.com/neuron") {
-		return "NeuronCore"
-	}
-	return "device"
 }

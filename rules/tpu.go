@@ -3,49 +3,19 @@ package rules
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
-
-// Cloud TPU slices: a profile's tpu section names the shapes a slice may
-// have; the slice's hosts are its chips over a host's, and the run's nodes
-// are the hosts of every slice, each pod with all of its host's chips.
-
-// Slice is the Cloud TPU slice a workload runs on.
-type Slice struct {
-	Topology string
-	Hosts    int64 // per slice
-	Slices   int64
-}
-
-// Slice is the workload's TPU slice, nil on profiles without slices.
-func (w *Workload) Slice() *Slice {
-	t := mapAt(w.Acc, "tpu")
-	if t == nil {
-		return nil
-	}
-	s := &Slice{Topology: str(w.V, "accelerator", "topology"), Slices: max(integer(w.V, "accelerator", "slices"), 1)}
-	if s.Topology == "" {
-		s.Topology = str(t, "topology")
-	}
-	chips := int64(1)
-	for _, d := range strings.Split(s.Topology, "x") {
-		n, _ := strconv.ParseInt(d, 10, 64)
-		chips *= n
-	}
-	s.Hosts = max(chips/max(integer(w.Acc, "devicesPerNode"), 1), 1)
-	return s
-}
 
 // LR011, LR014: the slice's shape is one of the profile's, the nodes are
 // its hosts, a pod takes its host's chips, and the program has a launcher
 // TPUs run (not torchrun's, mpirun's or Ray's CUDA workers).
-func tpuShape(w *Workload, pos *values.Positions) []Finding {
-	if acceleratorKind(str(w.Acc, "resource")) != "tpu" {
+func tpuShape(w *workload.Workload, pos *values.Positions) []Finding {
+	if workload.AcceleratorKind(str(w.Acc, "resource")) != "tpu" {
 		return nil
 	}
 	var out []Finding
@@ -68,7 +38,7 @@ func tpuShape(w *Workload, pos *values.Positions) []Finding {
 				"a TPU slice's pods take every chip of their host: set accelerator.devices to %d (or 0)", perHost)))
 		}
 	}
-	launcher := w.mode().Launcher
+	launcher := w.Row().Launcher
 	hasCommand := len(list(w.V, "workload", "command")) > 0
 	switch {
 	case launcher == modes.Server:
@@ -87,7 +57,7 @@ func tpuShape(w *Workload, pos *values.Positions) []Finding {
 }
 
 // sliceUnused: the slice settings on a profile without TPU slices.
-func sliceUnused(w *Workload) string {
+func sliceUnused(w *workload.Workload) string {
 	if mapAt(w.Acc, "tpu") != nil {
 		return ""
 	}

@@ -1,10 +1,6 @@
 package rules
 
-import (
-	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/llmrender/llmrender/internal/tree"
-)
+import "github.com/llmrender/llmrender/internal/tree"
 
 // The shared tree accessors (internal/tree), by the short names the rules
 // read best with.
@@ -17,20 +13,5 @@ var (
 	mapAt      = tree.Map
 	list       = tree.List
 	stringList = tree.Strings
+	quantity   = tree.Quantity
 )
-
-// quantity reads a Kubernetes quantity ("440Gi", "500", "120m", "1Ei",
-// "1e3") as the API server does, with k8s.io/apimachinery's parser, into
-// a plain number (bytes or cores). A number that is not a string is taken
-// as it is.
-func quantity(v any) (float64, bool) {
-	x, ok := v.(string)
-	if !ok {
-		return num(v) // a plain number
-	}
-	q, err := resource.ParseQuantity(x)
-	if err != nil {
-		return 0, false
-	}
-	return q.AsApproximateFloat64(), true
-}

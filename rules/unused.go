@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
 
 // LR014 (warnings): a value set, other than the chart's default, where the
@@ -19,7 +20,7 @@ import (
 // is not read; empty when it is.
 type unusedField struct {
 	Ptr    string
-	Unused func(w *Workload) string
+	Unused func(w *workload.Workload) string
 }
 
 // modeFields are the values the modes' table names: the settings that
@@ -33,7 +34,7 @@ func modeFields(table modes.Table) []unusedField {
 		for _, ptr := range slices.Sorted(maps.Keys(m.Settings)) {
 			if readers[ptr] == nil {
 				what := m.Settings[ptr]
-				out = append(out, unusedField{ptr, func(w *Workload) string {
+				out = append(out, unusedField{ptr, func(w *workload.Workload) string {
 					if slices.Contains(readers[ptr], w.Mode) {
 						return ""
 					}
@@ -47,7 +48,7 @@ func modeFields(table modes.Table) []unusedField {
 		for _, ptr := range slices.Sorted(maps.Keys(m.Ignores)) {
 			if ignorers[ptr] == nil {
 				ignorers[ptr] = map[string]string{}
-				out = append(out, unusedField{ptr, func(w *Workload) string { return ignorers[ptr][w.Mode] }})
+				out = append(out, unusedField{ptr, func(w *workload.Workload) string { return ignorers[ptr][w.Mode] }})
 			}
 			ignorers[ptr][m.Name] = m.Ignores[ptr]
 		}
@@ -55,19 +56,12 @@ func modeFields(table modes.Table) []unusedField {
 	return out
 }
 
-// builtinProgram tells whether the run's main container runs the chart's
-// own inference program (no script or command of the user's).
-func (w *Workload) builtinProgram() bool {
-	return w.mode().Launcher == modes.Torchrun &&
-		str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0
-}
-
 // removed is a key the chart no longer reads. Values files that still set
 // it are accepted, with this warning naming what replaces it, for the
 // compatibility period docs/models.md gives ("Compatibility of values"); the
 // schema keeps the key as "deprecated" until then, and refuses it after.
 func removed(ptr, since, until, instead string) unusedField {
-	return unusedField{ptr, func(*Workload) string {
+	return unusedField{ptr, func(*workload.Workload) string {
 		return fmt.Sprintf("it was removed in chart %s and is ignored: %s; delete it (from chart %s it is an unknown key)", since, instead, until)
 	}}
 }
@@ -85,60 +79,60 @@ var removedFields = []unusedField{
 
 // valueFields are the fields that other values leave unread.
 var valueFields = []unusedField{
-	{"/mpi", func(w *Workload) string {
+	{"/mpi", func(w *workload.Workload) string {
 		if w.Mode != "mpijob" {
 			return "mpirun runs only in mode mpijob, and this is mode " + w.Mode + "; name the program as workload.script"
 		}
 		return ""
 	}},
-	{"/mpi/program", func(w *Workload) string {
+	{"/mpi/program", func(w *workload.Workload) string {
 		if w.Mode == "mpijob" && str(w.V, "workload", "script") != "" {
 			return "workload.script is set and replaces mpi.program as what mpirun starts on every slot; set one of them"
 		}
 		return ""
 	}},
-	{"/workload/args", func(w *Workload) string {
-		if w.builtinProgram() {
+	{"/workload/args", func(w *workload.Workload) string {
+		if w.BuiltinProgram() {
 			return "workload.args are the arguments of workload.script, and the built-in inference program takes none: set workload.script, or the prompt with workload.prompt"
 		}
 		return ""
 	}},
-	{"/workload/lora", func(w *Workload) string {
+	{"/workload/lora", func(w *workload.Workload) string {
 		if w.Type == "inference" {
 			return "LoRA changes the fit estimate of training (frozen weights and adapters instead of AdamW state), and this is an inference workload"
 		}
 		return ""
 	}},
-	{"/workload/activationCheckpointing", func(w *Workload) string {
+	{"/workload/activationCheckpointing", func(w *workload.Workload) string {
 		if w.Type == "inference" {
 			return "it changes the fit estimate of training (each layer's input instead of all its activations), and this is an inference workload"
 		}
 		return ""
 	}},
-	{"/serving/autoscaling/targetKVCacheUsage", func(w *Workload) string {
+	{"/serving/autoscaling/targetKVCacheUsage", func(w *workload.Workload) string {
 		if w.Mode == "serve" && str(w.V, "serving", "autoscaling", "kind") != "keda" {
 			return "it is a trigger of the KEDA ScaledObject (serving.autoscaling.kind: keda); an HPA scales on the queue metric your prometheus-adapter serves"
 		}
 		return ""
 	}},
-	{"/serving/weights/uri", func(w *Workload) string {
+	{"/serving/weights/uri", func(w *workload.Workload) string {
 		if w.Mode == "serve" && str(w.V, "serving", "weights", "from") == "" {
 			return "servers read a bucket's folder only with serving.weights.from stream or mount; without, they read the claim"
 		}
 		return ""
 	}},
-	{"/storage/rootOwned", func(w *Workload) string {
+	{"/storage/rootOwned", func(w *workload.Workload) string {
 		// Helpers that write to the claim: the shell, and a download
 		// in a Job of its own (on a claim one node mounts, steps run in
 		// the run's pods, as root).
-		if boolean(w.V, "shell", "enabled") || (w.downloads() && !w.singleNode()) {
+		if boolean(w.V, "shell", "enabled") || (w.Downloads() && !w.SingleNode()) {
 			return ""
 		}
 		return "it decides who the helpers that write to the claim run as (a download Job, the shell), and this workload has none"
 	}},
 	{"/security/helperUser", helpersUnused},
 	{"/security/helperGroup", helpersUnused},
-	{"/serviceAccount/awsRoleArn", func(w *Workload) string {
+	{"/serviceAccount/awsRoleArn", func(w *workload.Workload) string {
 		if !boolean(w.V, "serviceAccount", "create") {
 			return "it annotates the ServiceAccount the release creates (serviceAccount.create); annotate an existing one yourself"
 		}
@@ -148,25 +142,25 @@ var valueFields = []unusedField{
 	{"/accelerator/slices", sliceUnused},
 	{"/serving/autoscaling/wakeQuery", scaleToZeroUnused},
 	{"/serving/inferencePool/gateway", inferencePoolUnused},
-	{"/serving/inferencePool/pickerImage", func(w *Workload) string {
+	{"/serving/inferencePool/pickerImage", func(w *workload.Workload) string {
 		if w.Disaggregated() {
 			return "with prefill and decode apart the picker is llm-d's inference scheduler (serving.disaggregation.pickerImage)"
 		}
 		return inferencePoolUnused(w)
 	}},
-	{"/serving/inferencePool/flowControl", func(w *Workload) string {
+	{"/serving/inferencePool/flowControl", func(w *workload.Workload) string {
 		if w.Disaggregated() {
 			return "llm-d's prefill/decode configuration holds no requests (flow control is the extension's picker's)"
 		}
 		return inferencePoolUnused(w)
 	}},
-	{"/serving/disaggregation", func(w *Workload) string {
+	{"/serving/disaggregation", func(w *workload.Workload) string {
 		if w.Mode == "serve" && !w.Disaggregated() {
 			return "it shapes prefill and decode servers apart, which serving.disaggregation.enabled renders"
 		}
 		return ""
 	}},
-	{"/serving/replicas", func(w *Workload) string {
+	{"/serving/replicas", func(w *workload.Workload) string {
 		if w.Disaggregated() {
 			return "prefill and decode servers have counts of their own (serving.disaggregation.prefill.replicas and decode.replicas)"
 		}
@@ -177,7 +171,7 @@ var valueFields = []unusedField{
 	{"/serving/inferencePool/provider", inferencePoolUnused},
 	{"/serving/inferencePool/metricsAuth", inferencePoolUnused},
 	{"/serving/autoscaling/keepAliveMinutes", scaleToZeroUnused},
-	{"/networkPolicy/clients", func(w *Workload) string {
+	{"/networkPolicy/clients", func(w *workload.Workload) string {
 		if why := networkPolicyUnused(w); why != "" {
 			return why
 		}
@@ -187,7 +181,7 @@ var valueFields = []unusedField{
 		return ""
 	}},
 	{"/networkPolicy/hubCIDRs", networkPolicyUnused},
-	{"/networkPolicy/apiServerCIDRs", func(w *Workload) string {
+	{"/networkPolicy/apiServerCIDRs", func(w *workload.Workload) string {
 		if why := networkPolicyUnused(w); why != "" {
 			return why
 		}
@@ -199,19 +193,19 @@ var valueFields = []unusedField{
 	{"/networkPolicy/dnsSelector", networkPolicyUnused},
 	{"/serving/metrics/labels", metricsUnused},
 	{"/serving/metrics/interval", metricsUnused},
-	{"/serving/lora/maxRank", func(w *Workload) string {
+	{"/serving/lora/maxRank", func(w *workload.Workload) string {
 		if w.Mode == "serve" && len(list(w.V, "serving", "lora", "adapters")) == 0 {
 			return "it is the largest rank of serving.lora.adapters, and there are none"
 		}
 		return ""
 	}},
-	{"/serving/speculative/tokens", func(w *Workload) string {
+	{"/serving/speculative/tokens", func(w *workload.Workload) string {
 		if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && (m == "none" || m == "") {
 			return "it is what a draft proposes a step, and serving.speculative.method is none"
 		}
 		return ""
 	}},
-	{"/serving/speculative/draft", func(w *Workload) string {
+	{"/serving/speculative/draft", func(w *workload.Workload) string {
 		if m := str(w.V, "serving", "speculative", "method"); w.Mode == "serve" && m != "draft" {
 			return fmt.Sprintf("the draft model is method draft's, and serving.speculative.method is %s", m)
 		}
@@ -221,11 +215,11 @@ var valueFields = []unusedField{
 	{"/workload/maxNewTokens", promptUnused},
 }
 
-func promptUnused(w *Workload) string {
+func promptUnused(w *workload.Workload) string {
 	switch {
 	case w.Mode == "serve":
 		return "a server answers the prompts its clients send"
-	case !w.builtinProgram():
+	case !w.BuiltinProgram():
 		return "only the built-in inference program reads it, and workload.script, workload.command or the mode's own program runs instead"
 	}
 	return ""
@@ -235,12 +229,12 @@ func promptUnused(w *Workload) string {
 // there are none: on a claim one node mounts, the steps run in the run's
 // pods (as the image's user), and no shell, TensorBoard or endpoint picker
 // is asked for.
-func helpersUnused(w *Workload) string {
+func helpersUnused(w *workload.Workload) string {
 	switch {
 	case boolean(w.V, "shell", "enabled"), boolean(w.V, "tensorboard", "enabled"),
 		w.Mode == "serve" && boolean(w.V, "serving", "inferencePool", "enabled"):
 		return ""
-	case !w.singleNode() && (w.downloads() || boolean(w.V, "steps", "preprocess", "enabled") || boolean(w.V, "steps", "precompile", "enabled") || boolean(w.V, "steps", "fabricTest", "enabled")):
+	case !w.SingleNode() && (w.Downloads() || boolean(w.V, "steps", "preprocess", "enabled") || boolean(w.V, "steps", "precompile", "enabled") || boolean(w.V, "steps", "fabricTest", "enabled")):
 		return "" // a download Job, or the run's pods wait for the steps
 	}
 	return "it is who the chart's helpers run as (a download Job, the containers that wait for the steps, the shell, TensorBoard, the endpoint picker), and this workload has none: its steps run in its own pods"
@@ -252,7 +246,7 @@ func helpersUnused(w *Workload) string {
 func Unused(table modes.Table, v, defaults map[string]any, pos *values.Positions) []Finding {
 	// The catalog entries, where the selections name them (a download
 	// needs the model's repository; a slice the profile's shapes).
-	w := partialWorkload(table, v)
+	w := workload.Partial(table, v)
 	w.Model, w.Acc = mapAt(v, "catalog", "models", w.ModelName), mapAt(v, "catalog", "accelerators", w.Profile)
 	var out []Finding
 	seen := map[string]bool{}
@@ -316,7 +310,7 @@ func normalizeNumber(v any) any {
 func dotted(ptr string) string { return strings.ReplaceAll(strings.TrimPrefix(ptr, "/"), "/", ".") }
 
 // metricsUnused: the PodMonitor's settings need the PodMonitor.
-func metricsUnused(w *Workload) string {
+func metricsUnused(w *workload.Workload) string {
 	if w.Mode == "serve" && !boolean(w.V, "serving", "metrics", "podMonitor") {
 		return "it is a setting of the PodMonitor, and serving.metrics.podMonitor is false"
 	}
@@ -324,7 +318,7 @@ func metricsUnused(w *Workload) string {
 }
 
 // networkPolicyUnused: the NetworkPolicies' settings need the policies.
-func networkPolicyUnused(w *Workload) string {
+func networkPolicyUnused(w *workload.Workload) string {
 	if !boolean(w.V, "networkPolicy", "enabled") {
 		return "it is a setting of the NetworkPolicies, and networkPolicy.enabled is false"
 	}
@@ -333,7 +327,7 @@ func networkPolicyUnused(w *Workload) string {
 
 // scaleToZeroUnused: the wake and keep-alive triggers are KEDA's, for
 // servers that scale to zero.
-func scaleToZeroUnused(w *Workload) string {
+func scaleToZeroUnused(w *workload.Workload) string {
 	if w.Mode == "serve" && (str(w.V, "serving", "autoscaling", "kind") != "keda" || integer(w.V, "serving", "autoscaling", "minReplicas") != 0) {
 		return "it wakes or keeps servers that scale to zero (serving.autoscaling.kind: keda with minReplicas: 0)"
 	}
@@ -342,7 +336,7 @@ func scaleToZeroUnused(w *Workload) string {
 
 // inferencePoolUnused: the pool's settings shape objects only
 // serving.inferencePool.enabled renders.
-func inferencePoolUnused(w *Workload) string {
+func inferencePoolUnused(w *workload.Workload) string {
 	if w.Mode == "serve" && !boolean(w.V, "serving", "inferencePool", "enabled") {
 		return "it shapes the InferencePool, its endpoint picker and the HTTPRoute, which serving.inferencePool.enabled renders"
 	}

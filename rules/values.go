@@ -6,65 +6,28 @@ import (
 	"strings"
 
 	"github.com/llmrender/llmrender/internal/redact"
-	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
+	"github.com/llmrender/llmrender/workload"
 )
-
-// Workload is the chart's values with what the templates derive from them:
-// the selected catalog entries and the effective sizes.
-type Workload struct {
-	V         map[string]any
-	Model     map[string]any
-	Acc       map[string]any
-	ModelName string
-	Profile   string
-	Mode      string
-	Type      string
-	Nodes     int64
-	Devices   int64 // per node
-	// Modes is the chart's table of modes (its modes.yaml), whose row for
-	// Mode says what the mode runs.
-	Modes modes.Table
-}
-
-// Facts are the selected model's architecture (model.Facts), read from
-// its catalog entry.
-func (w *Workload) Facts() model.Facts { return model.FromEntry(w.Model) }
 
 // NewWorkload reads the selections, in a chart whose modes are table. It
 // returns nil (and LR011 findings) when the model or accelerator is not in
 // the catalog.
-func NewWorkload(table modes.Table, v map[string]any, pos *values.Positions) (*Workload, []Finding) {
-	w := partialWorkload(table, v)
+func NewWorkload(table modes.Table, v map[string]any, pos *values.Positions) (*workload.Workload, []Finding) {
+	if w := workload.New(table, v); w != nil {
+		return w, nil
+	}
+	w := workload.Partial(table, v)
 	var fs []Finding
-	w.Model = mapAt(v, "catalog", "models", w.ModelName)
-	if w.Model == nil {
+	if mapAt(v, "catalog", "models", w.ModelName) == nil {
 		fs = append(fs, unknownEntry(pos, "/model/name", "model", w.ModelName, mapAt(v, "catalog", "models"), "catalog.models"))
 	}
-	w.Acc = mapAt(v, "catalog", "accelerators", w.Profile)
-	if w.Acc == nil {
+	if mapAt(v, "catalog", "accelerators", w.Profile) == nil {
 		fs = append(fs, unknownEntry(pos, "/accelerator/profile", "accelerator profile", w.Profile, mapAt(v, "catalog", "accelerators"), "catalog.accelerators"))
 	}
-	if fs != nil {
-		return nil, fs
-	}
-	switch {
-	case get(v, "accelerator", "devices") == nil && w.Nodes <= 1:
-		w.Devices = 1 // not given: one device for a workload of one node
-	case w.Devices <= 0:
-		w.Devices = integer(w.Acc, "devicesPerNode") // 0, or not given across nodes: every device
-	}
-	return w, nil
-}
-
-// devicesFromProfile tells whether the devices per pod are the profile's
-// (accelerator.devices 0, or not given across nodes), not a count the
-// user wrote or one device by default.
-func (w *Workload) devicesFromProfile() bool {
-	d := get(w.V, "accelerator", "devices")
-	return (d == nil && w.Nodes > 1) || (d != nil && integer(w.V, "accelerator", "devices") <= 0)
+	return nil, fs
 }
 
 func unknownEntry(pos *values.Positions, ptr, what, name string, catalog map[string]any, where string) Finding {
@@ -124,14 +87,14 @@ func at(pos *values.Positions, rule string, sev Severity, ptr, msg string) Findi
 func CheckValues(table modes.Table, v map[string]any, pos *values.Positions) []Finding {
 	w, fs := NewWorkload(table, v, pos)
 	fs = append(fs, unknownWaivers(v, pos)...)
-	rulesToRun := []func(*Workload, *values.Positions) []Finding{
+	rulesToRun := []func(*workload.Workload, *values.Positions) []Finding{
 		metaModelParallel, sharedStorage, storageClassModes, modelFacts, fit, gatedDownload, storageSize, modeShape, trainingProgram, devicesPerNode, fabricChoice, serving, speculative, mpiRanks, imageAccelerator,
 	}
 	if w == nil {
 		// The model or the profile is unknown (LR011): the rules that do
 		// not need them still run, so one report says everything.
-		w = partialWorkload(table, v)
-		rulesToRun = []func(*Workload, *values.Positions) []Finding{sharedStorage, storageClassModes, modeShape, trainingProgram}
+		w = workload.Partial(table, v)
+		rulesToRun = []func(*workload.Workload, *values.Positions) []Finding{sharedStorage, storageClassModes, modeShape, trainingProgram}
 	}
 	for _, rule := range rulesToRun {
 		fs = append(fs, rule(w, pos)...)
@@ -140,16 +103,8 @@ func CheckValues(table modes.Table, v map[string]any, pos *values.Positions) []F
 	return fs
 }
 
-// partialWorkload is a Workload without its catalog entries.
-func partialWorkload(table modes.Table, v map[string]any) *Workload {
-	w := &Workload{V: v, Modes: table, ModelName: str(v, "model", "name"), Profile: str(v, "accelerator", "profile"),
-		Mode: str(v, "orchestration", "mode"), Type: str(v, "workload", "type"), Nodes: max(1, integer(v, "workload", "nodes")),
-		Devices: integer(v, "accelerator", "devices")}
-	return w
-}
-
 // LR001: Meta checkpoints are sharded for a fixed number of processes.
-func metaModelParallel(w *Workload, pos *values.Positions) []Finding {
+func metaModelParallel(w *workload.Workload, pos *values.Positions) []Finding {
 	if str(w.V, "model", "format") != "meta" {
 		return nil
 	}
@@ -169,12 +124,12 @@ func metaModelParallel(w *Workload, pos *values.Positions) []Finding {
 
 // LR014: modes that run one pod cannot run several nodes; precompile only
 // exists where there is a step for it.
-func modeShape(w *Workload, pos *values.Positions) []Finding {
+func modeShape(w *workload.Workload, pos *values.Positions) []Finding {
 	var out []Finding
 	out = append(out, tpuShape(w, pos)...)
-	if w.mode().Nodes == "one" && w.Nodes > 1 {
+	if w.Row().Nodes == "one" && w.Nodes > 1 {
 		out = append(out, at(pos, "LR014", Error, "/workload/nodes", fmt.Sprintf(
-			"mode %s runs one pod, but workload.nodes is %d; use %s for several nodes", w.Mode, w.Nodes, modes.Or(w.trainingModes(modes.Mode.Several)))))
+			"mode %s runs one pod, but workload.nodes is %d; use %s for several nodes", w.Mode, w.Nodes, modes.Or(w.TrainingModes(modes.Mode.Several)))))
 	}
 	if boolean(w.V, "steps", "fabricTest", "enabled") {
 		switch {
@@ -197,7 +152,7 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 	}
 	out = append(out, operatorVersions(w, pos)...)
 	out = append(out, kueueTopology(w, pos)...)
-	if boolean(w.V, "steps", "precompile", "enabled") && !w.mode().Holds("precompile") {
+	if boolean(w.V, "steps", "precompile", "enabled") && !w.Row().Holds("precompile") {
 		out = append(out, at(pos, "LR014", Error, "/steps/precompile/enabled", fmt.Sprintf(
 			"mode %s has no precompile step (%s have one); disable steps.precompile or change the mode", w.Mode,
 			modes.And(w.Modes.Where(func(m modes.Mode) bool { return m.Holds("precompile") })))))
@@ -214,10 +169,10 @@ func modeShape(w *Workload, pos *values.Positions) []Finding {
 }
 
 // LR015: the built-in program is text generation; training needs a script.
-func trainingProgram(w *Workload, pos *values.Positions) []Finding {
+func trainingProgram(w *workload.Workload, pos *values.Positions) []Finding {
 	// A mode with a program of its own (modes.yaml: mpirun's, Ray's)
 	// starts it when none is named.
-	if w.Type == "inference" || w.mode().Program != nil {
+	if w.Type == "inference" || w.Row().Program != nil {
 		return nil
 	}
 	if str(w.V, "workload", "script") == "" && len(list(w.V, "workload", "command")) == 0 {
@@ -254,7 +209,7 @@ func unknownWaivers(v map[string]any, pos *values.Positions) []Finding {
 }
 
 // LR017: a pod cannot get more devices than one node of the profile has.
-func devicesPerNode(w *Workload, pos *values.Positions) []Finding {
+func devicesPerNode(w *workload.Workload, pos *values.Positions) []Finding {
 	max := integer(w.Acc, "devicesPerNode")
 	if max > 0 && w.Devices > max {
 		return []Finding{at(pos, "LR017", Error, "/accelerator/devices", fmt.Sprintf(
@@ -264,39 +219,10 @@ func devicesPerNode(w *Workload, pos *values.Positions) []Finding {
 	return nil
 }
 
-// ProcsPerNode is what one node runs: a process per GPU, or per logical
-// NeuronCore on Trainium.
-func (w *Workload) ProcsPerNode() int64 { return w.Devices * w.NeuronCoresPerDevice() }
-
-// downloads tells whether the download step runs before the run: it is
-// enabled and has something to fetch.
-func (w *Workload) downloads() bool {
-	if !boolean(w.V, "download", "enabled") || boolean(w.V, "download", "offline") {
-		return false
-	}
-	if w.Mode == "serve" && str(w.V, "serving", "weights", "from") != "" {
-		return false // the servers read a bucket
-	}
-	return str(w.V, "download", "source") != "huggingface" || str(w.Model, "hfRepo") != ""
-}
-
-// Pods is how many pods mount the claim at once: every node of the run,
-// and in serve mode every node of every server.
-func (w *Workload) Pods() int64 {
-	if w.Mode == "serve" && w.Model != nil && w.Disaggregated() {
-		s := w.Server()
-		return s.Prefill*w.RoleNodes("prefill") + s.Decode*w.RoleNodes("decode")
-	}
-	if w.Mode == "serve" && w.Model != nil {
-		return w.Nodes * w.Server().Replicas
-	}
-	return w.Nodes
-}
-
 // podsCause is the value that makes several pods mount the claim, as a
 // JSON pointer, for a finding to be where the user wrote it: a server
 // count where servers add to the nodes, else workload.nodes.
-func (w *Workload) podsCause(pos *values.Positions) string {
+func podsCause(w *workload.Workload, pos *values.Positions) string {
 	switch {
 	case w.Mode != "serve" || w.Model == nil:
 		return "/workload/nodes"
@@ -311,13 +237,4 @@ func (w *Workload) podsCause(pos *values.Positions) string {
 		return "/serving/replicas"
 	}
 	return "/workload/nodes"
-}
-
-// podsText says who mounts the claim, for messages: "2 nodes", or "4
-// server pods" when servers add to the nodes.
-func (w *Workload) podsText() string {
-	if p := w.Pods(); p != w.Nodes {
-		return fmt.Sprintf("%d server pods", p)
-	}
-	return fmt.Sprintf("%d nodes", w.Nodes)
 }

@@ -141,30 +141,3 @@ func TestDeprecatedKeysWarn(t *testing.T) {
 		}
 	}
 }
-
-// A server engine's build follows the profile where the engine builds per
-// device generation: SGLang's -mi35x on MI355X, its catalog build (-mi30x)
-// on MI300X.
-func TestServerBuildOfTheProfile(t *testing.T) {
-	c, err := pipeline.BuiltinChart()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for profile, want := range map[string]string{
-		"mi355x-288gb": "lmsysorg/sglang:v0.5.18-rocm720-mi35x",
-		"mi300x-192gb": "lmsysorg/sglang:v0.5.18-rocm720-mi30x",
-		"nd-mi300x-v5": "lmsysorg/sglang:v0.5.18-rocm720-mi30x",
-	} {
-		user, pos, err := values.ParseYAML("v.yaml", []byte("orchestration:\n  mode: serve\naccelerator:\n  profile: "+profile+"\nserving:\n  engine: sglang\n"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, fs := rules.NewWorkload(modes.Builtin(), values.Coalesce(c.Values, user), pos)
-		if w == nil {
-			t.Fatalf("%s: %v", profile, fs)
-		}
-		if got := w.Server().Image; got != want {
-			t.Errorf("%s: sglang's image is %s, want %s", profile, got, want)
-		}
-	}
-}

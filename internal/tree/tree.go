@@ -4,7 +4,11 @@
 // like the fields they look at.
 package tree
 
-import "strconv"
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // Get is the value at a path of map keys, or nil.
 func Get(v any, path ...string) any {
@@ -90,4 +94,20 @@ func Walk(v any, fn func(map[string]any)) {
 			Walk(e, fn)
 		}
 	}
+}
+
+// Quantity reads a Kubernetes quantity ("440Gi", "500", "120m", "1Ei",
+// "1e3") as the API server does, with k8s.io/apimachinery's parser, into
+// a plain number (bytes or cores). A number that is not a string is taken
+// as it is.
+func Quantity(v any) (float64, bool) {
+	x, ok := v.(string)
+	if !ok {
+		return Number(v) // a plain number
+	}
+	q, err := resource.ParseQuantity(x)
+	if err != nil {
+		return 0, false
+	}
+	return q.AsApproximateFloat64(), true
 }

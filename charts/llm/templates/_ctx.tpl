@@ -159,7 +159,7 @@ mounts it, and in serve mode every node of every server. */ -}}
 {{- $fifty := mul 50 $gib -}}
 {{- /* The claim holds the weights twice and the training checkpoints
 kept on it: weights and AdamW state, 14 bytes a parameter (1% of that
-with LoRA). rules.ClaimNeed computes the same. */ -}}
+with LoRA). workload.ClaimNeed computes the same. */ -}}
 {{- $kept := $v.storage.checkpointsKept -}}
 {{- if eq (toString $kept) "" }}{{ $kept = ternary 2 0 (and (ne $v.workload.type "inference") (not $v.output.uri)) }}{{ end -}}
 {{- $checkpoint := mul (int64 (get $m "params" | default 0)) 14 -}}

@@ -1,4 +1,4 @@
-package rules
+package workload
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ func (r Reserve) String() string {
 		return ""
 	}
 	s := fmt.Sprintf("activation peak %s for a batch of %d tokens and %d sequences (%s) + CUDA graphs %s + non-torch memory (NCCL, cuBLAS) %s",
-		human(r.Activations), r.BatchTokens, r.BatchSeqs, r.BatchFrom, human(r.CUDAGraphs), human(r.NonTorch))
+		Human(r.Activations), r.BatchTokens, r.BatchSeqs, r.BatchFrom, Human(r.CUDAGraphs), Human(r.NonTorch))
 	if r.Assumed != "" {
 		s += "; " + r.Assumed
 	}
