@@ -172,7 +172,7 @@ var builtinKinds = Kinds{
 	"Pod":                    {Kind: "Pod", Pods: Pods{Shape: "template", At: "", Count: ""}, Ends: "byRestartPolicy", Peers: "all"},
 	"PyTorchJob":             {Kind: "PyTorchJob", Pods: Pods{Shape: "replicaSpecs", At: "spec.pytorchReplicaSpecs", Count: ""}, Ends: "always", Peers: "all"},
 	"RayCluster":             {Kind: "RayCluster", Pods: Pods{Shape: "rayCluster", At: "spec", Count: ""}, Ends: "never", Peers: "all"},
-	"RayJob":                 {Kind: "RayJob", Pods: Pods{Shape: "rayCluster", At: "spec.rayClusterSpec", Count: ""}, Ends: "always", Peers: "all"},
+	"RayJob":                 {Kind: "RayJob", Pods: Pods{Shape: "rayCluster", At: "spec.rayClusterSpec", Count: ""}, Ends: "never", Peers: "all"},
 	"ReplicaSet":             {Kind: "ReplicaSet", Pods: Pods{Shape: "template", At: "spec.template", Count: "spec.replicas"}, Ends: "never", Peers: "one"},
 	"StatefulSet":            {Kind: "StatefulSet", Pods: Pods{Shape: "template", At: "spec.template", Count: "spec.replicas"}, Ends: "never", Peers: "all"},
 	"TrainJob":               {Kind: "TrainJob", Pods: Pods{Shape: "none", At: "", Count: ""}, Ends: "always", Peers: "all"},

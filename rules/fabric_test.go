@@ -92,3 +92,23 @@ func objectsOf(t *testing.T, stream string) []Object {
 	}
 	return objs
 }
+
+// A receive daemon as a plain container keeps a batch pod from ever
+// completing; a Ray cluster's pods (a RayJob's too) never complete by
+// themselves, KubeRay deletes them when the job ends, so there it is no
+// finding. The kinds' table (modes.yaml, ends) says which is which.
+func TestDaemonAsContainerOnlyInPodsThatEnd(t *testing.T) {
+	pod := `{spec: {hostNetwork: true, containers: [{name: main, image: trainer, resources: {limits: {nvidia.com/gpu: 8}}}, {name: tcpx-daemon, image: us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.11}]}}`
+	for kind, stream := range map[string]string{
+		"Job":    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec: {template: " + pod + "}\n",
+		"RayJob": "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec: {rayClusterSpec: {headGroupSpec: {template: " + pod + "}}}\n",
+	} {
+		flagged := false
+		for _, f := range CheckObjects(objectsOf(t, stream), Facts{}) {
+			flagged = flagged || strings.Contains(f.Message, "never completes")
+		}
+		if want := kind == "Job"; flagged != want {
+			t.Errorf("%s: daemon as a container flagged %v, want %v", kind, flagged, want)
+		}
+	}
+}
