@@ -34,12 +34,16 @@ const (
 	NoPods         = "none"
 )
 
+var shapes = []string{Template, LeaderWorker, ReplicaSpecs, ReplicatedJobs, RayCluster, NoPods}
+
 // What Kind.Ends says.
 const (
 	Always          = "always"
 	Never           = "never"
 	ByRestartPolicy = "byRestartPolicy"
 )
+
+var ends = []string{Always, Never, ByRestartPolicy}
 
 // Which of a kind's pods talk to one another (Kind.Peers).
 const (
@@ -48,19 +52,13 @@ const (
 	GroupPeers = "group"
 )
 
+var peers = []string{AllPeers, OnePeer, GroupPeers}
+
 // Kinds are the rows of modes.yaml's kinds by kind.
 type Kinds map[string]Kind
 
 // BuiltinKinds are the built-in chart's kinds, compiled in with its modes.
 func BuiltinKinds() Kinds { return builtinKinds }
-
-// KindsOf is a loaded chart's kinds, or nil for a chart without a table.
-func KindsOf(c Chart) (Kinds, error) {
-	if data, ok := c.File(File); ok {
-		return ParseKinds(File, data)
-	}
-	return nil, nil
-}
 
 // Path is a dotted field path as its fields ("" is the object itself).
 func Path(dotted string) []string {
@@ -84,17 +82,16 @@ func kindsOf(name string, rows []Kind) (Kinds, error) {
 			return nil, fmt.Errorf("%s: kind is empty", where)
 		case out[k.Kind].Kind != "":
 			return nil, fmt.Errorf("%s: the kind is listed twice", where)
-		case !slices.Contains([]string{Template, LeaderWorker, ReplicaSpecs, ReplicatedJobs, RayCluster, NoPods}, k.Pods.Shape):
-			return nil, fmt.Errorf("%s: pods: shape is %q, expected %s, %s, %s, %s, %s or %s", where, k.Pods.Shape,
-				Template, LeaderWorker, ReplicaSpecs, ReplicatedJobs, RayCluster, NoPods)
+		case !slices.Contains(shapes, k.Pods.Shape):
+			return nil, fmt.Errorf("%s: pods: shape is %q, expected %s", where, k.Pods.Shape, Or(shapes))
 		case needsAt && k.Pods.At == "":
 			return nil, fmt.Errorf("%s: pods: shape %s needs at, the field that holds it", where, k.Pods.Shape)
 		case slices.Contains(Path(k.Pods.At), "") || slices.Contains(Path(k.Pods.Count), ""):
 			return nil, fmt.Errorf("%s: pods: %q or %q is not a dotted field path", where, k.Pods.At, k.Pods.Count)
-		case !slices.Contains([]string{Always, Never, ByRestartPolicy}, k.Ends):
-			return nil, fmt.Errorf("%s: ends is %q, expected %s, %s or %s", where, k.Ends, Always, Never, ByRestartPolicy)
-		case !slices.Contains([]string{AllPeers, OnePeer, GroupPeers}, k.Peers):
-			return nil, fmt.Errorf("%s: peers is %q, expected %s, %s or %s", where, k.Peers, AllPeers, OnePeer, GroupPeers)
+		case !slices.Contains(ends, k.Ends):
+			return nil, fmt.Errorf("%s: ends is %q, expected %s", where, k.Ends, Or(ends))
+		case !slices.Contains(peers, k.Peers):
+			return nil, fmt.Errorf("%s: peers is %q, expected %s", where, k.Peers, Or(peers))
 		}
 		out[k.Kind] = k
 	}

@@ -117,46 +117,36 @@ const (
 	Server   = "server"
 )
 
+var launchers = []string{Torchrun, MPIRun, Ray, Server}
+
 // Table is the modes in the file's order.
 type Table []Mode
 
-// file is a modes.yaml.
-type file struct {
-	Modes Table  `yaml:"modes"`
-	Kinds []Kind `yaml:"kinds"`
-}
-
-// Parse reads a modes.yaml's modes; name names it in errors.
-func Parse(name string, data []byte) (Table, error) {
-	f, err := parse(name, data)
-	return f.Modes, err
-}
-
-// ParseKinds reads a modes.yaml's kinds; name names it in errors.
-func ParseKinds(name string, data []byte) (Kinds, error) {
-	f, err := parse(name, data)
-	if err != nil || len(f.Kinds) == 0 {
-		return nil, err // a table without kinds leaves them to the built-in chart's
+// Parse reads a modes.yaml: its modes, and its kinds (nil when it lists
+// none, which leaves them to the built-in chart's); name names it in
+// errors.
+func Parse(name string, data []byte) (Table, Kinds, error) {
+	var doc struct {
+		Modes Table  `yaml:"modes"`
+		Kinds []Kind `yaml:"kinds"`
 	}
-	return kindsOf(name, f.Kinds)
-}
-
-// parse reads and checks a whole modes.yaml.
-func parse(name string, data []byte) (file, error) {
-	var doc file
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		return file{}, fmt.Errorf("%s: %s", name, strings.ReplaceAll(strings.TrimPrefix(msg, "unmarshal errors:\n  "), "\n  ", "; "))
+		return nil, nil, fmt.Errorf("%s: %s", name, strings.ReplaceAll(strings.TrimPrefix(msg, "unmarshal errors:\n  "), "\n  ", "; "))
 	}
 	if err := checkModes(name, doc.Modes); err != nil {
-		return file{}, err
+		return nil, nil, err
 	}
-	if _, err := kindsOf(name, doc.Kinds); err != nil {
-		return file{}, err
+	if len(doc.Kinds) == 0 {
+		return doc.Modes, nil, nil
 	}
-	return doc, nil
+	kinds, err := kindsOf(name, doc.Kinds)
+	if err != nil {
+		return nil, nil, err
+	}
+	return doc.Modes, kinds, nil
 }
 
 // checkModes checks each row of the modes.
@@ -180,8 +170,8 @@ func checkModes(name string, table Table) error {
 			return fmt.Errorf("%s: the mode is listed twice", where)
 		case m.Nodes != "one" && m.Nodes != "many":
 			return fmt.Errorf("%s: nodes is %q, expected one or many", where, m.Nodes)
-		case !slices.Contains([]string{Torchrun, MPIRun, Ray, Server}, m.Launcher):
-			return fmt.Errorf("%s: launcher is %q, expected %s, %s, %s or %s", where, m.Launcher, Torchrun, MPIRun, Ray, Server)
+		case !slices.Contains(launchers, m.Launcher):
+			return fmt.Errorf("%s: launcher is %q, expected %s", where, m.Launcher, Or(launchers))
 		case m.Run.Kind == "" || m.Run.APIVersion == "":
 			return fmt.Errorf("%s: run needs its kind and apiVersion", where)
 		case done != 1:
@@ -225,12 +215,13 @@ type Chart interface {
 	File(name string) ([]byte, bool)
 }
 
-// Of is a loaded chart's table, or nil for a chart without one.
-func Of(c Chart) (Table, error) {
+// Of is a loaded chart's table and kinds (Parse), nil for a chart
+// without a table.
+func Of(c Chart) (Table, Kinds, error) {
 	if data, ok := c.File(File); ok {
 		return Parse(File, data)
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 // Names are the modes' names, in order.

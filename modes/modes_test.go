@@ -147,8 +147,9 @@ func TestREADMENamesEveryMode(t *testing.T) {
 
 func TestParseRefusesABrokenTable(t *testing.T) {
 	row := "- {name: a, summary: s, renders: r, needs: n, run: {kind: K, apiVersion: g/v1}, nodes: many, done: {condition: Done}, launcher: torchrun, templates: [mode-a.yaml]}\n"
-	if _, err := Parse("modes.yaml", []byte("modes:\n"+row)); err != nil {
-		t.Fatalf("a good row: %v", err)
+	kind := "kinds:\n- {kind: K, pods: {shape: template, at: spec.template, count: spec.n}, ends: always, peers: all}\n"
+	if _, kinds, err := Parse("modes.yaml", []byte("modes:\n"+row+kind)); err != nil || kinds["K"].Pods.Count != "spec.n" {
+		t.Fatalf("a good row and kind: %v, %v", kinds, err)
 	}
 	for _, c := range []struct{ table, want string }{
 		{"modes: []", "no modes"},
@@ -160,8 +161,14 @@ func TestParseRefusesABrokenTable(t *testing.T) {
 		{"modes:\n" + strings.Replace(row, "templates: [mode-a.yaml]", "templates: []", 1), "templates is empty"},
 		{"modes:\n" + strings.Replace(row, "templates: [mode-a.yaml]", "templates: [\"x/[y\"]", 1), `templates: "x/[y" is not a file name or glob`},
 		{"modes:\n" + strings.Replace(row, "needs: n", "neds: n", 1), `line 2: field neds not found`},
+		{"modes:\n" + row + kind + strings.TrimPrefix(kind, "kinds:\n"), "kinds[1] (K): the kind is listed twice"},
+		{"modes:\n" + row + strings.Replace(kind, "shape: template", "shape: list", 1), `shape is "list", expected template, leaderWorker, replicaSpecs, replicatedJobs, rayCluster or none`},
+		{"modes:\n" + row + strings.Replace(kind, "shape: template, at: spec.template", "shape: replicaSpecs", 1), "shape replicaSpecs needs at"},
+		{"modes:\n" + row + strings.Replace(kind, "spec.n", "spec..n", 1), "is not a dotted field path"},
+		{"modes:\n" + row + strings.Replace(kind, "ends: always", "ends: sometimes", 1), `ends is "sometimes", expected always, never or byRestartPolicy`},
+		{"modes:\n" + row + strings.Replace(kind, "peers: all", "peers: some", 1), `peers is "some", expected all, one or group`},
 	} {
-		_, err := Parse("modes.yaml", []byte(c.table))
+		_, _, err := Parse("modes.yaml", []byte(c.table))
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "modes.yaml: ") {
 			t.Errorf("%q: %v, want %q", c.table, err, c.want)
 		}
@@ -190,11 +197,7 @@ func TestCompiledTableIsTheChartsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := Parse("charts/llm/"+File, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds, err := ParseKinds("charts/llm/"+File, data)
+	parsed, kinds, err := Parse("charts/llm/"+File, data)
 	if err != nil {
 		t.Fatal(err)
 	}

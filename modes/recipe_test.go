@@ -24,10 +24,7 @@ import (
 // the schema's enum. A copy of the chart with a mode added that way is
 // checked, rendered, planned and listed for the matrix with no Go change.
 func TestAModeAddedToAChartCopyNeedsNoGoChange(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, llm.FS); err != nil {
-		t.Fatal(err)
-	}
+	dir := chartCopy(t)
 	addMode(t, dir)
 	vals := filepath.Join(dir, "my-values.yaml")
 	writeFile(t, vals, `model:
@@ -56,14 +53,7 @@ download:
 		t.Fatalf("the built-in chart rendered mode batch-job (error %v)", err)
 	}
 
-	chart, err := pipeline.LoadChart(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := pipeline.Render(pipeline.Request{Chart: chart, Sources: values.Sources{Files: []string{vals}}})
-	if err != nil {
-		t.Fatalf("the copy does not render its new mode: %v", err)
-	}
+	chart, res := renderCopy(t, dir, vals)
 	var run *manifest.Object
 	for _, o := range res.Objects {
 		if o.Kind == "Job" {
@@ -91,7 +81,7 @@ download:
 	}
 
 	// The table (what `catalog modes --chart` lists) and the matrix.
-	table, err := modes.Of(chart)
+	table, _, err := modes.Of(chart)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,10 +105,7 @@ download:
 // its accelerator pods and the manifest rules check them, with no Go
 // change. The built-in kinds, the control, find no pods in it.
 func TestAKindAddedToAChartCopyNeedsNoGoChange(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.CopyFS(dir, llm.FS); err != nil {
-		t.Fatal(err)
-	}
+	dir := chartCopy(t)
 	table := filepath.Join(dir, modes.File)
 	data, err := os.ReadFile(table)
 	if err != nil {
@@ -170,14 +157,7 @@ storage:
 download:
   tokenSecret: {name: huggingface-secret, key: token}
 `)
-	chart, err := pipeline.LoadChart(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := pipeline.Render(pipeline.Request{Chart: chart, Sources: values.Sources{Files: []string{vals}}})
-	if err != nil {
-		t.Fatalf("the copy does not render its new mode: %v", err)
-	}
+	_, res := renderCopy(t, dir, vals)
 
 	// The plan finds the run's accelerator pods: two nodes of 8 devices.
 	p, err := plan.Build(res, "llm", "default")
@@ -211,11 +191,7 @@ download:
 	}
 	limits := values.At(run[0].Doc, "/spec/podTemplate/spec/containers/0/resources/limits").(map[string]any)
 	limits["nvidia.com/gpu"] = int64(4)
-	kinds, err := modes.KindsOf(chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fs := rules.CheckObjects(run, rules.Facts{Kinds: kinds}); !hasFinding(fs, "LR001", "") {
+	if fs := rules.CheckObjects(run, rules.Facts{Kinds: res.Kinds}); !hasFinding(fs, "LR001", "") {
 		t.Errorf("the rules with the copy's kinds do not see the BatchRun's pods: %v", fs)
 	}
 	if fs := rules.CheckObjects(run, rules.Facts{}); hasFinding(fs, "LR001", "") || len(rules.Compute(nil, run[0])) != 0 {
@@ -277,6 +253,30 @@ func addToSchemaEnum(t *testing.T, dir, mode string) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, string(data))
+}
+
+// chartCopy is a directory holding a copy of the built-in chart.
+func chartCopy(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, llm.FS); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// renderCopy loads the chart in dir and renders the values file vals.
+func renderCopy(t *testing.T, dir, vals string) (*pipeline.Chart, *pipeline.Result) {
+	t.Helper()
+	chart, err := pipeline.LoadChart(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := pipeline.Render(pipeline.Request{Chart: chart, Sources: values.Sources{Files: []string{vals}}})
+	if err != nil {
+		t.Fatalf("the copy does not render its new mode: %v", err)
+	}
+	return chart, res
 }
 
 func writeFile(t *testing.T, path, data string) {

@@ -115,10 +115,7 @@ func LoadChart(dir string) (*Chart, error) {
 	if out.hasDomainRules() {
 		// A copy of the built-in chart may add modes: its rows are what
 		// the values rules check against.
-		if out.modes, err = modes.Of(c); err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		if out.kinds, err = modes.KindsOf(c); err != nil {
+		if out.modes, out.kinds, err = modes.Of(c); err != nil {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 	}

@@ -20,19 +20,7 @@ func TestBuiltinTemplatesLeaveValuesAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := examples.Paths("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sources []values.Sources
-	for _, p := range list {
-		sources = append(sources, values.Sources{Files: []string{p}}, values.Sources{Files: []string{p}, Set: []string{"networkPolicy.enabled=true"}})
-	}
-	for i, cs := range matrix.Cases(c.Values["catalog"].(map[string]any)) {
-		if i%199 == 0 {
-			sources = append(sources, cs.Sources())
-		}
-	}
+	sources := exampleSources(t, c, nil, []string{"networkPolicy.enabled=true"})
 	rendered := 0
 	for _, src := range sources {
 		proc, err := mergeValues(Request{Chart: c, Sources: src})
@@ -69,21 +57,9 @@ func TestRendersLeaveTheDefaultsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := examples.Paths("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sources []values.Sources
-	for _, p := range list {
-		sources = append(sources, values.Sources{Files: []string{p}},
-			values.Sources{Files: []string{p}, Set: []string{"networkPolicy.enabled=true", "storage.rootOwned=null", "workload.args[0]=--x"}},
-			values.Sources{Files: []string{p}, Set: []string{"model.config=" + testModel + "/config.json", "catalog.accelerators.a100-80gb.cpuPerNode=96"}})
-	}
-	for i, cs := range matrix.Cases(c.Values["catalog"].(map[string]any)) {
-		if i%199 == 0 {
-			sources = append(sources, cs.Sources())
-		}
-	}
+	sources := exampleSources(t, c, nil,
+		[]string{"networkPolicy.enabled=true", "storage.rootOwned=null", "workload.args[0]=--x"},
+		[]string{"model.config=" + testModel + "/config.json", "catalog.accelerators.a100-80gb.cpuPerNode=96"})
 	rendered := 0
 	for _, src := range sources {
 		if _, err := Render(Request{Chart: c, Sources: src}); err == nil {
@@ -96,4 +72,26 @@ func TestRendersLeaveTheDefaultsAlone(t *testing.T) {
 	if rendered < len(sources)/2 {
 		t.Fatalf("only %d of %d renders succeeded: the test checks too little", rendered, len(sources))
 	}
+}
+
+// exampleSources are every example with each of sets (nil: as it is),
+// then a sample of the matrix in every mode.
+func exampleSources(t *testing.T, c *Chart, sets ...[]string) []values.Sources {
+	t.Helper()
+	list, err := examples.Paths("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []values.Sources
+	for _, p := range list {
+		for _, set := range sets {
+			sources = append(sources, values.Sources{Files: []string{p}, Set: set})
+		}
+	}
+	for i, cs := range matrix.Cases(c.Values["catalog"].(map[string]any)) {
+		if i%199 == 0 {
+			sources = append(sources, cs.Sources())
+		}
+	}
+	return sources
 }

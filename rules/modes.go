@@ -56,15 +56,15 @@ func operatorMinimums(w *workload.Workload, pos *values.Positions) []Finding {
 	m := w.Row()
 	var out []Finding
 	for _, min := range m.Minimums {
-		field := "/operators/" + m.Operator
+		field, value := "/operators/"+m.Operator, any(nil)
 		if min.When != "" {
-			if !set(values.At(w.V, min.When)) {
+			if value = values.At(w.V, min.When); !set(value) {
 				continue
 			}
 			field = min.When
 		}
 		if !w.OperatorAtLeast(m.Operator, min.Version) {
-			msg := strings.NewReplacer("{have}", str(w.V, "operators", m.Operator), "{value}", fmt.Sprint(values.At(w.V, min.When))).Replace(min.Message)
+			msg := strings.NewReplacer("{have}", str(w.V, "operators", m.Operator), "{value}", fmt.Sprint(value)).Replace(min.Message)
 			out = append(out, at(pos, "LR014", Error, field, msg))
 		}
 	}

@@ -56,12 +56,8 @@ func podTemplates(o Object) []podTemplate {
 	case modes.ReplicatedJobs:
 		// The "node" job of a Trainer runtime runs numNodes pods (a
 		// TrainJob's trainer.numNodes overrides it, and is checked against
-		// the values instead).
-		var nodes int64
-		if len(count) > 0 {
-			nodes = integer(d, count...)
-		}
-		return replicatedJobs(d, k.Pods.At, nodes)
+		// the values instead); a kind without count reads 0, none.
+		return replicatedJobs(d, k.Pods.At, integer(d, count...))
 	case modes.RayCluster:
 		spec := mapAt(d, at...)
 		if spec == nil {

@@ -46,7 +46,7 @@ func runCatalog(env *environment, args []string) error {
 	if catalog == nil {
 		return fmt.Errorf("chart %s has no catalog", c.Metadata.Name)
 	}
-	table, err := modes.Of(c.Chart)
+	table, _, err := modes.Of(c.Chart)
 	if err != nil {
 		return err
 	}
