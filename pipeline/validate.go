@@ -178,7 +178,7 @@ func (c *Chart) prunedSchema(vals map[string]any) *schema.Schema {
 			c.prunedDone = true
 			return nil
 		}
-		s, err := schema.Compile(doc, nil)
+		s, err := schema.CompileTrusted(doc)
 		if err != nil {
 			c.prunedDone = true // the whole schema's compile reports it
 			return nil

@@ -121,6 +121,7 @@ type span struct{ start, end int }
 // member is one key of a JSON object and the range of its value.
 type member struct {
 	key        string
+	keyStart   int // where its key's opening quote is
 	start, end int
 }
 
@@ -173,6 +174,7 @@ func (p *pruner) object(i int) (members []member, end int, ok bool) {
 		if keyEnd < 0 {
 			return nil, 0, false
 		}
+		keyStart := i
 		key := doc[i+1 : i+1+keyEnd]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			return nil, 0, false
@@ -186,7 +188,7 @@ func (p *pruner) object(i int) (members []member, end int, ok bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		members = append(members, member{string(key), start, valueEnd})
+		members = append(members, member{string(key), keyStart, start, valueEnd})
 		i = skipSpace(doc, valueEnd)
 		if i >= len(doc) {
 			break

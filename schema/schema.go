@@ -57,8 +57,14 @@ func Compile(data []byte, files map[string][]byte) (*Schema, error) {
 		err := json.Unmarshal(data, &raw)
 		return nil, fmt.Errorf("values.schema.json: not valid JSON: %v", err)
 	}
+	return compile(data, files, jsonschema.Draft2020)
+}
+
+// compile compiles data with draft as the draft of a document that names
+// none.
+func compile(data []byte, files map[string][]byte, draft *jsonschema.Draft) (*Schema, error) {
 	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
+	c.Draft = draft
 	c.AssertFormat = true
 	c.LoadURL = func(u string) (io.ReadCloser, error) {
 		name, inChart := strings.CutPrefix(u, baseURL)
