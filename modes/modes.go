@@ -210,7 +210,7 @@ func checkModes(name string, table Table) error {
 func Builtin() Table { return builtinTable }
 
 // A Chart holds files by their names in its directory (a loaded
-// renderer.Chart does).
+// chart.Chart does).
 type Chart interface {
 	File(name string) ([]byte, bool)
 }

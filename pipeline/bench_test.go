@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/manifest"
 	"github.com/llmrender/llmrender/renderer"
@@ -52,7 +53,7 @@ func BenchmarkRenderCatalogSize(b *testing.B) {
 	}
 	for _, extra := range []int{0, 100} {
 		b.Run(fmt.Sprintf("extra-%d", extra), func(b *testing.B) {
-			tree, err := renderer.LoadWith(llm.FS, builtinLoad)
+			tree, err := chart.LoadWith(llm.FS, builtinLoad)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -98,16 +99,16 @@ func BenchmarkValidate(b *testing.B) {
 }
 
 // BenchmarkLoadChart is what the first render in a process pays: reading
-// the embedded chart and compiling its schema (the template parse it starts
-// runs alongside).
+// the embedded chart and compiling its whole schema (the template parse
+// runs alongside, once the mode is known).
 func BenchmarkLoadChart(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		c, err := renderer.LoadWith(llm.FS, builtinLoad)
+		c, err := chart.LoadWith(llm.FS, builtinLoad)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := prepare(c).Schema(); err != nil {
+		if _, err := compileSchema(c.Schema, nil, c.Metadata.Name); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/modes"
@@ -20,7 +21,7 @@ import (
 
 // Chart is a loaded chart with its schema compiled.
 type Chart struct {
-	*renderer.Chart
+	*chart.Chart
 	schema func() (*schema.Schema, error) // waits for the compile; nil without values.schema.json
 
 	subMu      sync.Mutex
@@ -75,12 +76,12 @@ const (
 // are compiled in (llm.Defaults, which a test holds equal to values.yaml):
 // parsing the file, the whole catalog, was a fifth of a render. Its
 // templates are parsed once the mode is known (see parseFor).
-var builtinLoad = renderer.LoadOptions{StrictValues: true, Omit: []string{chartChecks, chartCheckHelpers}, Defaults: llm.Defaults, ParseLater: true}
+var builtinLoad = chart.LoadOptions{StrictValues: true, Omit: []string{chartChecks, chartCheckHelpers}, Defaults: llm.Defaults}
 
 // BuiltinChart returns the embedded chart, loaded once per process.
 func BuiltinChart() (*Chart, error) {
 	builtinOnce.Do(func() {
-		c, err := renderer.LoadWith(llm.FS, builtinLoad)
+		c, err := chart.LoadWith(llm.FS, builtinLoad)
 		if err != nil {
 			builtinErr = err
 			return
@@ -107,7 +108,7 @@ func LoadChart(dir string) (*Chart, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("chart %s: not a directory", dir)
 	}
-	c, err := renderer.Load(safeio.Dir(dir))
+	c, err := chart.Load(safeio.Dir(dir))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -134,9 +135,11 @@ func (c *Chart) modeTable() modes.Table {
 
 // prepare starts the two one-time costs of a process, compiling the schema
 // and parsing the templates, on their own goroutines: they run while the
-// values are read and merged, and a second core does one of them.
-func prepare(c *renderer.Chart) *Chart {
+// values are read and merged, and a second core does one of them. (The
+// built-in chart's templates wait for the mode: see parseFor.)
+func prepare(c *chart.Chart) *Chart {
 	out := &Chart{Chart: c}
+	renderer.ParseAhead(c, renderer.Options{})
 	if c.Schema != nil {
 		files := make(map[string][]byte, len(c.Files))
 		for _, f := range c.Files {
@@ -147,16 +150,16 @@ func prepare(c *renderer.Chart) *Chart {
 	return out
 }
 
-func compileInBackground(data []byte, files map[string][]byte, chart string) func() (*schema.Schema, error) {
+func compileInBackground(data []byte, files map[string][]byte, name string) func() (*schema.Schema, error) {
 	return inBackground(func() (*schema.Schema, error) {
-		return compileSchema(data, files, chart)
+		return compileSchema(data, files, name)
 	})
 }
 
-func compileSchema(data []byte, files map[string][]byte, chart string) (*schema.Schema, error) {
+func compileSchema(data []byte, files map[string][]byte, name string) (*schema.Schema, error) {
 	s, err := schema.Compile(data, files)
 	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", chart, err)
+		return nil, fmt.Errorf("chart %s: %w", name, err)
 	}
 	return s, nil
 }
@@ -239,7 +242,7 @@ func (c *Chart) hasDomainRules() bool {
 // renders may select every mode, parses them all once instead.
 // TestUnrenderedTemplatesChangeNothing holds the output to the render
 // that parses them all.
-func (c *Chart) parseFor(tree *renderer.Chart, vals map[string]any, opts renderer.Options, batched bool) renderer.Options {
+func (c *Chart) parseFor(tree *renderer.Processed, vals map[string]any, opts renderer.Options, batched bool) renderer.Options {
 	if !c.trusted {
 		return opts
 	}

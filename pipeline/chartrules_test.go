@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/examples"
-	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
@@ -25,7 +25,7 @@ func plainChart(t *testing.T) *Chart {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true})
+	tree, err := chart.LoadWith(llm.FS, chart.LoadOptions{StrictValues: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ var checksChart = sync.OnceValues(func() (*Chart, error) {
 			manifests = append(manifests, name)
 		}
 	}
-	tree, err := renderer.LoadWith(llm.FS, renderer.LoadOptions{StrictValues: true, Omit: manifests})
+	tree, err := chart.LoadWith(llm.FS, chart.LoadOptions{StrictValues: true, Omit: manifests})
 	if err != nil {
 		return nil, err
 	}

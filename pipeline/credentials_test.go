@@ -32,7 +32,7 @@ func TestChartCredentialPatternsMatchRedact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = renderer.Execute(proc.Chart, proc.Values, renderer.Options{ReleaseName: "llm"})
+		_, err = renderer.Execute(proc, proc.Values, renderer.Options{ReleaseName: "llm"})
 		got := err != nil && strings.Contains(err.Error(), "LR009: /workload/prompt: this looks like "+what)
 		if got != want {
 			t.Errorf("%.24q: redact finds %q (%v); the chart: %v", s, what, want, err)

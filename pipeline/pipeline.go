@@ -174,7 +174,7 @@ func Render(req Request) (*Result, error) {
 	// themselves.
 	stop := make(chan struct{})
 	defer close(stop)
-	opts := req.Chart.parseFor(proc.Chart, vals, req.Options, req.Batched)
+	opts := req.Chart.parseFor(proc.Processed, vals, req.Options, req.Batched)
 	opts.Stop = stop
 	if opts.Service == "" && req.Chart.hasDomainRules() {
 		// The llm chart's objects say who rendered them (its managed-by
@@ -190,7 +190,7 @@ func Render(req Request) (*Result, error) {
 		return inBackground(func() (rendered, error) {
 			// Other people's charts get Helm's tolerance of repeated keys
 			// and objects, with a warning.
-			objs, warnings, err := renderer.ExecuteObjects(proc.Chart, vals, opts, !req.Chart.hasDomainRules())
+			objs, warnings, err := renderer.ExecuteObjects(proc.Processed, vals, opts, !req.Chart.hasDomainRules())
 			return rendered{objs, warnings}, err
 		})
 	}
@@ -209,7 +209,7 @@ func Render(req Request) (*Result, error) {
 	}
 	// The checks wait for the template parse (it runs on every core) and
 	// then run beside the templates, which wait for nothing else.
-	proc.Chart.AwaitParse()
+	proc.AwaitParse()
 	// A values rule reads many values at once (LR008 the model, the
 	// profile, the devices, the nodes, the sizes) and names one of them,
 	// so no rule can be kept apart from a value the schema refused:

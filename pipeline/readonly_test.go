@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/llmrender/llmrender/chart"
 	llm "github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/examples"
 	"github.com/llmrender/llmrender/modes/matrix"
@@ -28,7 +29,7 @@ func TestBuiltinTemplatesLeaveValuesAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := values.DeepCopy(proc.merged)
-		if _, _, err := renderer.ExecuteObjects(proc.Chart, proc.merged, renderer.Options{ReleaseName: "llm", Service: "llmrender"}, false); err != nil {
+		if _, _, err := renderer.ExecuteObjects(proc.Processed, proc.merged, renderer.Options{ReleaseName: "llm", Service: "llmrender"}, false); err != nil {
 			continue // a case the rules refuse may fail in the templates too
 		}
 		rendered++
@@ -53,7 +54,7 @@ func TestRendersLeaveTheDefaultsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := renderer.LoadWith(llm.FS, builtinLoad)
+	fresh, err := chart.LoadWith(llm.FS, builtinLoad)
 	if err != nil {
 		t.Fatal(err)
 	}

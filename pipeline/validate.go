@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmrender/llmrender/renderer"
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
 )
@@ -38,13 +38,13 @@ func (p *processed) validate(c *Chart) error {
 // values file wins over its subcharts' (as its values do): the top chart's
 // positions are the shared base, and each subchart's fill in only what its
 // parents left unsaid.
-func defaultPositions(c *renderer.Chart) *values.Positions {
+func defaultPositions(c *chart.Chart) *values.Positions {
 	pos := values.NewPositionsOver(c.ValuesPositions)
 	fillDependencies(pos, c, "")
 	return pos
 }
 
-func fillDependencies(pos *values.Positions, c *renderer.Chart, prefix string) {
+func fillDependencies(pos *values.Positions, c *chart.Chart, prefix string) {
 	for _, d := range c.Dependencies {
 		sub := prefix + values.Pointer(d.Metadata.Name)
 		pos.FillAt(sub, d.ValuesPositions)
@@ -55,7 +55,7 @@ func fillDependencies(pos *values.Positions, c *renderer.Chart, prefix string) {
 // validate checks each chart's part of the values against that chart's
 // schema, as Helm does: the top chart's schema sees all values, a
 // subchart's only those under its name.
-func (c *Chart) validate(tree *renderer.Chart, vals map[string]any, pos *values.Positions, prefix string) (schema.Violations, error) {
+func (c *Chart) validate(tree *chart.Chart, vals map[string]any, pos *values.Positions, prefix string) (schema.Violations, error) {
 	var vs schema.Violations
 	var err error
 	switch {
@@ -196,7 +196,7 @@ func (c *Chart) prunedSchema(vals map[string]any) *schema.Schema {
 }
 
 // subSchema compiles a subchart's schema once per process.
-func (c *Chart) subSchema(sub *renderer.Chart) (*schema.Schema, error) {
+func (c *Chart) subSchema(sub *chart.Chart) (*schema.Schema, error) {
 	c.subMu.Lock()
 	defer c.subMu.Unlock()
 	if c.subSchemas == nil {

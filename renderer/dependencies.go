@@ -6,23 +6,10 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/values"
 )
-
-// Dependency is one entry of Chart.yaml's dependencies (requirements.yaml
-// for apiVersion v1 charts). Field names match Helm's, for
-// .Chart.Dependencies.
-type Dependency struct {
-	Name         string   `json:"name"`
-	Version      string   `json:"version,omitempty"`
-	Repository   string   `json:"repository"`
-	Condition    string   `json:"condition,omitempty"`
-	Tags         []string `json:"tags,omitempty"`
-	Enabled      bool     `json:"enabled,omitempty"`
-	ImportValues []any    `json:"import-values,omitempty"`
-	Alias        string   `json:"alias,omitempty"`
-}
 
 // MaxRenderedCharts bounds the charts one render may hold once aliases
 // have copied them: each copy is coalesced and rendered on its own.
@@ -36,9 +23,12 @@ const maxCopiedValues = 50_000_000
 // values: the subcharts that render, under their aliases, with the values
 // each one sees.
 type Processed struct {
-	Chart    *Chart         // the top chart of the tree that renders; never the loaded one
+	Chart    *chart.Chart   // the top chart of the tree that renders; never the loaded one
 	Values   map[string]any // the values of the whole tree, as .Values of the top chart
 	Warnings []string       // what Helm would log: a condition that is not a boolean, an import that finds nothing
+
+	loaded *chart.Chart            // the chart the tree was made from: its templates are parsed once for every tree
+	paths  map[*chart.Chart]string // where each chart of the tree has its templates (see node.path)
 }
 
 // Process applies Helm's dependency rules (helm v3.22.0 pkg/chartutil
@@ -54,7 +44,7 @@ type Processed struct {
 //
 // Unlike Helm, a dependency that is disabled need not be vendored; one
 // that is enabled but missing from charts/ is an error naming it.
-func Process(c *Chart, user map[string]any, opts ProcessOptions) (*Processed, error) {
+func Process(c *chart.Chart, user map[string]any, opts ProcessOptions) (*Processed, error) {
 	p := &processor{floats: opts.HelmNumbers, share: opts.ShareDefaults}
 	top, err := p.copyTree(c, nil, 0)
 	if err != nil {
@@ -70,9 +60,10 @@ func Process(c *Chart, user map[string]any, opts ProcessOptions) (*Processed, er
 	if err != nil {
 		return nil, err
 	}
-	tree := top.finish()
+	paths := map[*chart.Chart]string{}
+	tree := top.finish(paths)
 	p.warnShared(top, map[*node]int{})
-	return &Processed{Chart: tree, Values: vals, Warnings: p.warnings}, nil
+	return &Processed{Chart: tree, Values: vals, Warnings: p.warnings, loaded: c, paths: paths}, nil
 }
 
 // warnShared names each subchart that copies of a chart share (one that
@@ -110,8 +101,8 @@ type ProcessOptions struct {
 // shares the records of its dependencies (reqs) and, until processing
 // picks copies of them, its subcharts (deps) with the node it copies.
 type node struct {
-	chart *Chart
-	reqs  []*Dependency // Metadata.Dependencies; the records are shared by every copy of one loaded chart
+	chart *chart.Chart
+	reqs  []*chart.Dependency // Metadata.Dependencies; the records are shared by every copy of one loaded chart
 	// noReqs: Metadata.Dependencies is nil, as Helm holds it: when Chart.yaml
 	// has none, and after processing left none enabled. Helm then neither
 	// processes the subcharts nor imports from them.
@@ -133,7 +124,7 @@ type processor struct {
 	charts   int
 	// declared is the chart name of each dependency record as Chart.yaml
 	// gives it, before an alias renames the record.
-	declared map[*Dependency]string
+	declared map[*chart.Dependency]string
 }
 
 // warnf records a warning once: a chart that several copies share is
@@ -152,19 +143,19 @@ func (p *processor) warnf(format string, args ...any) {
 
 // copyTree copies the loaded chart tree so that processing can rename,
 // drop and re-value charts.
-func (p *processor) copyTree(c *Chart, parent *node, depth int) (*node, error) {
+func (p *processor) copyTree(c *chart.Chart, parent *node, depth int) (*node, error) {
 	p.charts++
 	if p.charts > MaxRenderedCharts {
 		return nil, fmt.Errorf("chart %s: more than %d charts with subcharts and their aliased copies", c.Where, MaxRenderedCharts)
 	}
-	if depth > MaxChartDepth {
-		return nil, fmt.Errorf("chart %s: subcharts nest more than %d levels deep", c.Where, MaxChartDepth)
+	if depth > chart.MaxChartDepth {
+		return nil, fmt.Errorf("chart %s: subcharts nest more than %d levels deep", c.Where, chart.MaxChartDepth)
 	}
 	vals := c.Values
 	if p.floats {
 		vals = values.HelmNumbers(vals).(map[string]any)
 	}
-	cp := &Chart{
+	cp := &chart.Chart{
 		Metadata:        c.Metadata,
 		Values:          vals,
 		ValuesPositions: c.ValuesPositions,
@@ -173,9 +164,6 @@ func (p *processor) copyTree(c *Chart, parent *node, depth int) (*node, error) {
 		Files:           c.Files,
 		Where:           c.Where,
 	}
-	if parent == nil {
-		cp.origin = c
-	}
 	n := &node{chart: cp, parent: parent, noReqs: c.Metadata.Dependencies == nil}
 	for _, d := range c.Metadata.Dependencies {
 		d2 := *d
@@ -183,7 +171,7 @@ func (p *processor) copyTree(c *Chart, parent *node, depth int) (*node, error) {
 		d2.ImportValues = append([]any(nil), d.ImportValues...)
 		n.reqs = append(n.reqs, &d2)
 		if p.declared == nil {
-			p.declared = map[*Dependency]string{}
+			p.declared = map[*chart.Dependency]string{}
 		}
 		p.declared[&d2] = d.Name
 	}
@@ -245,7 +233,7 @@ outer:
 			kept = append(kept, cp)
 		}
 	}
-	missing := map[*Dependency]bool{}
+	missing := map[*chart.Dependency]bool{}
 	for _, r := range n.reqs {
 		declared := p.declared[r]
 		switch {
@@ -276,7 +264,7 @@ outer:
 	p.tags(n, cvals)
 	p.conditions(n, cvals, path)
 	off := map[string]bool{}
-	var reqs []*Dependency
+	var reqs []*chart.Dependency
 	for _, r := range n.reqs {
 		if !r.Enabled {
 			off[r.Name] = true
@@ -305,7 +293,7 @@ outer:
 
 // firstMatch is the subchart a record picks, as Helm's
 // getAliasDependency: the first of its name whose version matches.
-func firstMatch(nodes []*node, r *Dependency) *node {
+func firstMatch(nodes []*node, r *chart.Dependency) *node {
 	for _, d := range nodes {
 		if d.name() == r.Name && compatible(r.Version, d.chart.Metadata.Version) {
 			return d
@@ -332,7 +320,7 @@ func (p *processor) copyAlias(d *node, alias string) (*node, error) {
 	}
 	c := d.chart
 	cp := *d // the records and, until processed, the subcharts are shared
-	cp.chart = &Chart{Metadata: c.Metadata, Values: c.Values, ValuesPositions: c.ValuesPositions, Schema: c.Schema,
+	cp.chart = &chart.Chart{Metadata: c.Metadata, Values: c.Values, ValuesPositions: c.ValuesPositions, Schema: c.Schema,
 		Templates: c.Templates, Files: c.Files, Where: c.Where}
 	if alias != "" {
 		cp.chart.Metadata.Name = alias
@@ -390,13 +378,14 @@ func (p *processor) conditions(n *node, cvals map[string]any, path string) {
 	}
 }
 
-// finish sets each chart's dependencies to what processing kept.
-func (n *node) finish() *Chart {
+// finish sets each chart's dependencies to what processing kept, and
+// records where each has its templates in paths.
+func (n *node) finish(paths map[*chart.Chart]string) *chart.Chart {
 	n.chart.Metadata.Dependencies = n.reqs
-	n.chart.path = n.path()
+	paths[n.chart] = n.path()
 	n.chart.Dependencies = nil
 	for _, d := range n.deps {
-		n.chart.Dependencies = append(n.chart.Dependencies, d.finish())
+		n.chart.Dependencies = append(n.chart.Dependencies, d.finish(paths))
 	}
 	return n.chart
 }

@@ -1,20 +1,18 @@
 package renderer
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"os"
 	"strings"
 	"testing"
-	"testing/fstest"
+
+	"github.com/llmrender/llmrender/chart"
 )
 
 // depChart builds a chart from files, with Chart.yaml and values.yaml for
 // the top chart given as text.
-func depChart(t *testing.T, files map[string]string) *Chart {
+func depChart(t *testing.T, files map[string]string) *chart.Chart {
 	t.Helper()
-	c, err := Load(chartFS(files))
+	c, err := chart.Load(chartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,13 +21,13 @@ func depChart(t *testing.T, files map[string]string) *Chart {
 
 const sub = "apiVersion: v2\nname: sub\nversion: 1.0.0\n"
 
-func renderTree(t *testing.T, c *Chart, user map[string]any) (map[string]string, *Processed) {
+func renderTree(t *testing.T, c *chart.Chart, user map[string]any) (map[string]string, *Processed) {
 	t.Helper()
 	p, err := Process(c, user, ProcessOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Execute(p.Chart, p.Values, Options{})
+	out, err := Execute(p, p.Values, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,89 +157,6 @@ func TestProcessDependencies(t *testing.T) {
 	})
 }
 
-// tgz builds a chart archive of the given entries (name -> content; a
-// content of "\x00link" makes a symbolic link).
-func tgz(t *testing.T, entries [][2]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	for _, e := range entries {
-		hd := &tar.Header{Name: e[0], Mode: 0o644, Size: int64(len(e[1])), Typeflag: tar.TypeReg}
-		if e[1] == "\x00link" {
-			hd = &tar.Header{Name: e[0], Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}
-		}
-		if err := tw.WriteHeader(hd); err != nil {
-			t.Fatal(err)
-		}
-		if hd.Typeflag == tar.TypeReg {
-			tw.Write([]byte(e[1]))
-		}
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
-}
-
-// Archives are read within the chart's limits, and entries that would
-// leave the chart or are not regular files are refused, naming the
-// archive and the entry.
-func TestLoadArchives(t *testing.T) {
-	good := tgz(t, [][2]string{{"sub/Chart.yaml", sub}, {"sub/templates/x.yaml", "{{ .Chart.Name }}"}})
-	c, err := Load(fstest.MapFS{
-		"Chart.yaml":            {Data: []byte("apiVersion: v2\nname: top\nversion: 1.0.0\n")},
-		"charts/sub-1.0.0.tgz":  {Data: good},
-		"charts/sub-1.0.0.prov": {Data: []byte("signature")},
-	})
-	if err != nil || len(c.Dependencies) != 1 || c.Dependencies[0].Templates[0].Name != "templates/x.yaml" {
-		t.Fatalf("%v %+v", err, c)
-	}
-	big := strings.Repeat("x", 1<<20)
-	var many [][2]string
-	many = append(many, [2]string{"sub/Chart.yaml", sub})
-	for i := 0; i < 70; i++ {
-		many = append(many, [2]string{"sub/files/" + strings.Repeat("f", i+1), big})
-	}
-	cases := []struct {
-		name string
-		data []byte
-		want string
-	}{
-		{"parent directory", tgz(t, [][2]string{{"sub/Chart.yaml", sub}, {"sub/../../evil", "x"}}), `"sub/../../evil" lies outside the archive's chart directory`},
-		{"absolute", tgz(t, [][2]string{{"/sub/Chart.yaml", sub}}), "is an absolute path"},
-		{"link", tgz(t, [][2]string{{"sub/Chart.yaml", sub}, {"sub/templates/l", "\x00link"}}), "is a link or special file"},
-		{"not gzip", []byte("plain text"), "not a gzip-compressed chart archive"},
-		{"empty", tgz(t, nil), "the archive holds no files"},
-		{"Chart.yaml at the top", tgz(t, [][2]string{{"Chart.yaml", sub}}), "Chart.yaml is not inside the archive's chart directory"},
-		{"no Chart.yaml", tgz(t, [][2]string{{"sub/values.yaml", "a: 1"}}), "top/charts/bad.tgz: Chart.yaml is missing"},
-		{"more than the chart's limit decompressed", tgz(t, many), "more than 64 MiB in all, with subcharts and archives decompressed"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(fstest.MapFS{
-				"Chart.yaml":     {Data: []byte("apiVersion: v2\nname: top\nversion: 1.0.0\n")},
-				"charts/bad.tgz": {Data: tc.data},
-			})
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "charts/bad.tgz") {
-				t.Errorf("error = %v, want %q", err, tc.want)
-			}
-		})
-	}
-}
-
-// Subcharts nest at most MaxChartDepth levels.
-func TestLoadSubchartDepth(t *testing.T) {
-	fsys := fstest.MapFS{"Chart.yaml": {Data: []byte("apiVersion: v2\nname: top\nversion: 1.0.0\n")}}
-	p := ""
-	for i := 0; i <= MaxChartDepth; i++ {
-		p += "charts/s/"
-		fsys[p+"Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: s\nversion: 1.0.0\n")}
-	}
-	if _, err := Load(fsys); err == nil || !strings.Contains(err.Error(), "subcharts nest more than 20 levels deep") {
-		t.Errorf("error = %v", err)
-	}
-}
-
 // Helm keeps one record per dependency of a loaded chart, and every
 // aliased copy of that chart shares it: the first copy to process its
 // import-values rewrites them into a form later copies skip, the first to
@@ -252,7 +167,7 @@ func TestLoadSubchartDepth(t *testing.T) {
 // not by its alias. The expectations are real helm v3.22.0's output for testdata/charts/alias-imports, which
 // e2e/helm_deps_test.go compares with helm itself.
 func TestAliasedCopiesShareDependencyRecords(t *testing.T) {
-	c, err := Load(os.DirFS("../testdata/charts/alias-imports"))
+	c, err := chart.Load(os.DirFS("../testdata/charts/alias-imports"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/Masterminds/sprig/v3"
 	"golang.org/x/crypto/bcrypt"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmrender/llmrender/chart"
 )
 
 // The seeded functions give the same output for the same input, a
@@ -109,23 +111,23 @@ key: {{ $cert.Key | quote }}
 // With RefuseNondeterministic the functions are errors; the seed does not
 // depend on what other templates call.
 func TestSeededFunctionsPerTemplate(t *testing.T) {
-	c, err := Load(chartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
+	c, err := chart.Load(chartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out1, err := Execute(c, c.Values, Options{})
+	out1, err := Execute(unprocessed(c), c.Values, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, _ := Load(chartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}{{ randAlpha 3 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
-	out2, err := Execute(c2, c2.Values, Options{})
+	c2, _ := chart.Load(chartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}{{ randAlpha 3 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
+	out2, err := Execute(unprocessed(c2), c2.Values, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out1[1].Text != out2[1].Text || out1[0].Text == out1[1].Text[1:] {
 		t.Errorf("b.yaml: %q then %q", out1[1].Text, out2[1].Text)
 	}
-	if _, err := Execute(c, c.Values, Options{RefuseNondeterministic: true}); err == nil || !strings.Contains(err.Error(), "randAlpha is random") {
+	if _, err := Execute(unprocessed(c), c.Values, Options{RefuseNondeterministic: true}); err == nil || !strings.Contains(err.Error(), "randAlpha is random") {
 		t.Errorf("refused: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package renderer
 import (
 	"errors"
 	"fmt"
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/manifest"
 	"path"
 	"strings"
@@ -63,30 +64,31 @@ func sharedBaseFuncs() template.FuncMap {
 	return baseFuncMap
 }
 
-// Execute runs every template of the chart with vals as .Values and returns
-// the output of each non-partial template, sorted by name.
+// Execute runs every template of the processed chart tree with vals as
+// .Values and returns the output of each non-partial template, sorted by
+// name.
 //
 // The render runs on its own goroutine so that its time limit holds even
 // inside one long function call: at the limit Execute returns, and the
 // abandoned render stops at its next step or charge.
-func Execute(c *Chart, vals map[string]any, opts Options) ([]manifest.Rendered, error) {
-	return executeBounded(c, vals, opts, nil)
+func Execute(p *Processed, vals map[string]any, opts Options) ([]manifest.Rendered, error) {
+	return executeBounded(p, vals, opts, nil)
 }
 
 // ExecuteObjects is Execute followed by Manifests (ManifestsAsHelm when
 // tolerant), with each template's output parsed on a second goroutine
 // while the templates after it run: the two are about equal parts of a
 // render, and a template's output is ready long before the last one is.
-func ExecuteObjects(c *Chart, vals map[string]any, opts Options, tolerant bool) (objs []*manifest.Object, warnings []string, err error) {
-	outputs := manifest.NewParser(countTemplates(c), tolerant)
-	if _, err := executeBounded(c, vals, opts, outputs); err != nil {
+func ExecuteObjects(p *Processed, vals map[string]any, opts Options, tolerant bool) (objs []*manifest.Object, warnings []string, err error) {
+	outputs := manifest.NewParser(countTemplates(p.Chart), tolerant)
+	if _, err := executeBounded(p, vals, opts, outputs); err != nil {
 		outputs.Abandon()
 		return nil, nil, err
 	}
 	return outputs.Objects()
 }
 
-func countTemplates(c *Chart) int {
+func countTemplates(c *chart.Chart) int {
 	n := len(c.Templates)
 	for _, d := range c.Dependencies {
 		n += countTemplates(d)
@@ -94,7 +96,7 @@ func countTemplates(c *Chart) int {
 	return n
 }
 
-func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *manifest.Parser) ([]manifest.Rendered, error) {
+func executeBounded(p *Processed, vals map[string]any, opts Options, outputs *manifest.Parser) ([]manifest.Rendered, error) {
 	budget := newBudget(opts.Limits)
 	type result struct {
 		out []manifest.Rendered
@@ -109,7 +111,7 @@ func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *manife
 			}
 			done <- r
 		}()
-		r.out, r.err = execute(c, vals, opts, budget, outputs)
+		r.out, r.err = execute(p, vals, opts, budget, outputs)
 	}()
 	timer := time.NewTimer(budget.limits.Time + time.Second)
 	defer timer.Stop()
@@ -118,24 +120,24 @@ func executeBounded(c *Chart, vals map[string]any, opts Options, outputs *manife
 		return r.out, r.err
 	case <-timer.C:
 		budget.abandon()
-		return nil, fmt.Errorf("%s: %w", c.Metadata.Name, &LimitError{fmt.Sprintf("the render takes longer than %v", budget.limits.Time)})
+		return nil, fmt.Errorf("%s: %w", p.Chart.Metadata.Name, &LimitError{fmt.Sprintf("the render takes longer than %v", budget.limits.Time)})
 	case <-opts.Stop:
 		budget.abandon()
 		return nil, ErrStopped
 	}
 }
 
-func execute(c *Chart, vals map[string]any, opts Options, budget *budget, outputs *manifest.Parser) (out []manifest.Rendered, err error) {
+func execute(p *Processed, vals map[string]any, opts Options, budget *budget, outputs *manifest.Parser) (out []manifest.Rendered, err error) {
+	c := p.Chart
 	caps, err := newCapabilities(opts.KubeVersion, opts.APIVersions)
 	if err != nil {
 		return nil, err
 	}
 	tpls := map[string]renderable{}
-	collect(c, "", true, map[string]any{"Values": vals, "Release": release(opts), "Capabilities": caps}, tpls)
-	omit(c, tpls, opts.Omit)
+	collect(c, p.paths, "", true, map[string]any{"Values": vals, "Release": release(opts), "Capabilities": caps}, tpls)
+	omit(c, p.paths, tpls, opts.Omit)
 
-	owner := c.parseOwner()
-	parsed, names, err := owner.parsed.get(tpls, opts.Strict)
+	parsed, names, err := parseCacheOf(p.loaded).get(tpls, opts.Strict)
 	if err != nil {
 		return nil, err
 	}
@@ -171,10 +173,10 @@ func execute(c *Chart, vals map[string]any, opts Options, budget *budget, output
 }
 
 // omit takes the top chart's templates named in names out of tpls.
-func omit(c *Chart, tpls map[string]renderable, names []string) {
+func omit(c *chart.Chart, paths map[*chart.Chart]string, tpls map[string]renderable, names []string) {
 	top := c.Metadata.Name
-	if c.path != "" {
-		top = c.path
+	if named, ok := paths[c]; ok {
+		top = named
 	}
 	for _, name := range names {
 		delete(tpls, path.Join(top, name))
@@ -194,14 +196,15 @@ type renderable struct {
 // chart's objects, as Helm's engine does: a subchart's .Values is its
 // parent's .Values.<name> when that is a map, else empty. A library
 // chart contributes its partials only.
-func collect(c *Chart, parentPath string, root bool, parent map[string]any, tpls map[string]renderable) map[string]any {
+func collect(c *chart.Chart, paths map[*chart.Chart]string, parentPath string, root bool, parent map[string]any, tpls map[string]renderable) map[string]any {
 	full := c.Metadata.Name
+	named, processed := paths[c]
 	switch {
-	case c.path != "":
+	case processed:
 		// Helm names a subchart's templates by the chart it last made the
 		// subchart a dependency of; one that several charts share renders
 		// once, under the last (see node.path).
-		full = c.path
+		full = named
 	case !root:
 		full = parentPath + "/charts/" + c.Metadata.Name
 	}
@@ -218,7 +221,7 @@ func collect(c *Chart, parentPath string, root bool, parent map[string]any, tpls
 		"Values":  vals,
 		"Release": parent["Release"],
 		"Chart": struct {
-			Metadata
+			chart.Metadata
 			IsRoot bool
 		}{c.Metadata, root},
 		"Capabilities": parent["Capabilities"],
@@ -226,7 +229,7 @@ func collect(c *Chart, parentPath string, root bool, parent map[string]any, tpls
 		"Subcharts":    subcharts,
 	}
 	for _, d := range c.Dependencies {
-		subcharts[d.Metadata.Name] = collect(d, full, false, top, tpls)
+		subcharts[d.Metadata.Name] = collect(d, paths, full, false, top, tpls)
 	}
 	library := strings.EqualFold(c.Metadata.Type, "library")
 	for _, f := range c.Templates {
@@ -237,8 +240,6 @@ func collect(c *Chart, parentPath string, root bool, parent map[string]any, tpls
 	}
 	return top
 }
-
-// parseCache holds a chart's templates parsed once per missing-key mode
 
 func release(opts Options) map[string]any {
 	name, ns := opts.ReleaseName, opts.Namespace

@@ -3,6 +3,7 @@ package renderer
 import (
 	"errors"
 	"fmt"
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/manifest"
 	"maps"
 	"slices"
@@ -26,6 +27,10 @@ func chartFS(files map[string]string) fstest.MapFS {
 	return fsys
 }
 
+// unprocessed is a loaded chart as a tree to execute without dependency
+// processing: .Values are what the test passes.
+func unprocessed(c *chart.Chart) *Processed { return &Processed{Chart: c, loaded: c} }
+
 // execOne renders a chart whose only template is tpl and returns its output.
 func execOne(t *testing.T, tpl string, vals map[string]any, opts Options, extra map[string]string) (string, error) {
 	t.Helper()
@@ -33,14 +38,14 @@ func execOne(t *testing.T, tpl string, vals map[string]any, opts Options, extra 
 	for k, v := range extra {
 		files[k] = v
 	}
-	c, err := Load(chartFS(files))
+	c, err := chart.Load(chartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if vals == nil {
 		vals = c.Values
 	}
-	out, err := Execute(c, vals, opts)
+	out, err := Execute(unprocessed(c), vals, opts)
 	if err != nil {
 		return "", err
 	}
@@ -227,11 +232,11 @@ func TestPartialsAreNotRenderedAndDefineOrder(t *testing.T) {
 		"templates/x.yaml":     `{{ include "d" . }} {{ include "only-sub" . }}`,
 		"templates/NOTES.txt":  "notes",
 	}
-	c, err := Load(chartFS(files))
+	c, err := chart.Load(chartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Execute(c, map[string]any{}, Options{})
+	out, err := Execute(unprocessed(c), map[string]any{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,54 +256,6 @@ func TestOutputLimit(t *testing.T) {
 	_, err := execOne(t, `{{ range until 100 }}{{ repeat 1048576 "x" }}{{ end }}`, nil, Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "larger than the 64 MiB limit") {
 		t.Fatalf("error = %v", err)
-	}
-}
-
-func TestLoadRejects(t *testing.T) {
-	cases := []struct {
-		files map[string]string
-		want  string
-	}{
-		{map[string]string{"Chart.yaml": "apiVersion: v2\nversion: 1\n"}, "name is required"},
-		{map[string]string{"Chart.yaml": "apiVersion: v3\nname: x\nversion: 1\n"}, "apiVersion must be v1 or v2"},
-		{map[string]string{"Chart.yaml": "apiVersion: v2\nname: x\nversion: 1\ntype: library\n"}, "library charts"},
-		{map[string]string{"charts/sub/Chart.yaml": "x"}, "t/charts/sub/Chart.yaml: error unmarshaling"},
-		{map[string]string{"values.yaml": "a: [1\n"}, "t/values.yaml:2:1: invalid YAML"},
-		{map[string]string{"values.yaml": "a: .inf\n"}, "t/values.yaml:1:4: .inf is not a finite number, which Helm cannot read"},
-	}
-	for _, c := range cases {
-		_, err := Load(chartFS(c.files))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: error = %v, want %q", c.files, err, c.want)
-		}
-	}
-	_, err := Load(fstest.MapFS{"templates/x.yaml": {Data: []byte("x")}})
-	if err == nil || !strings.Contains(err.Error(), "Chart.yaml is missing") {
-		t.Errorf("no Chart.yaml: %v", err)
-	}
-	// values.yaml is read as Helm reads it, unless strictly, as the
-	// built-in chart's values are.
-	dup := chartFS(map[string]string{"values.yaml": "a: 1\na: 2\nb: yes\n"})
-	if c, err := Load(dup); err != nil || c.Values["a"] != int64(2) || c.Values["b"] != true {
-		t.Errorf("as Helm reads it: %v, %v", c.Values, err)
-	}
-	if _, err := LoadWith(dup, LoadOptions{StrictValues: true}); err == nil || !strings.Contains(err.Error(), "t/values.yaml:2:1: duplicate key") {
-		t.Errorf("strictly: %v", err)
-	}
-}
-
-func TestHelmIgnore(t *testing.T) {
-	files := map[string]string{".helmignore": "# c\n*.bak\nsecret/\n", "a.bak": "x", "secret/k": "x", "keep.txt": "k"}
-	c, err := Load(chartFS(files))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, f := range c.Files {
-		names = append(names, f.Name)
-	}
-	if strings.Join(names, ",") != ".helmignore,keep.txt" {
-		t.Errorf("files = %v", names)
 	}
 }
 
@@ -358,14 +315,14 @@ func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
 			"templates/c.yaml": "not: [yaml",
 		},
 	} {
-		c, err := Load(chartFS(files))
+		c, err := chart.Load(chartFS(files))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, tolerant := range []bool{false, true} {
 			var want []*manifest.Object
 			var wantWarnings []string
-			rendered, wantErr := Execute(c, c.Values, Options{})
+			rendered, wantErr := Execute(unprocessed(c), c.Values, Options{})
 			if wantErr == nil {
 				if tolerant {
 					want, wantWarnings, wantErr = manifest.ManifestsAsHelm(rendered)
@@ -373,7 +330,7 @@ func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
 					want, wantErr = manifest.Manifests(rendered)
 				}
 			}
-			got, gotWarnings, gotErr := ExecuteObjects(c, c.Values, Options{}, tolerant)
+			got, gotWarnings, gotErr := ExecuteObjects(unprocessed(c), c.Values, Options{}, tolerant)
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 				t.Errorf("%s (tolerant %v): error %v, want %v", name, tolerant, gotErr, wantErr)
 			}
@@ -401,7 +358,7 @@ func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
 // templates, a later `define` of a name replacing an earlier one, an empty
 // one not, and the same error when one does not parse.
 func TestParseEachIsParseInOrder(t *testing.T) {
-	builtin, err := Load(llm.FS)
+	builtin, err := chart.Load(llm.FS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,12 +380,12 @@ func TestParseEachIsParseInOrder(t *testing.T) {
 			"templates/c.yaml": `{{ nosuchfunction }}`,
 		},
 	} {
-		c, err := Load(chartFS(files))
+		c, err := chart.Load(chartFS(files))
 		if err != nil {
 			t.Fatal(err)
 		}
 		tpls := map[string]renderable{}
-		collect(c, "", true, map[string]any{}, tpls)
+		collect(c, nil, "", true, map[string]any{}, tpls)
 		names := slices.Sorted(maps.Keys(tpls))
 		slices.Reverse(names)
 		set := func() *template.Template {
@@ -477,7 +434,7 @@ func TestTextTemplateBuiltins(t *testing.T) {
 // A render whose Stop is closed is abandoned: ExecuteObjects returns
 // ErrStopped without waiting for a render that would take long.
 func TestStoppedRenderReturnsErrStopped(t *testing.T) {
-	c, err := Load(chartFS(map[string]string{
+	c, err := chart.Load(chartFS(map[string]string{
 		"templates/slow.yaml": `{{ range until 900000 }}{{ sha256sum "x" | trunc 0 }}{{ end }}`,
 	}))
 	if err != nil {
@@ -485,10 +442,10 @@ func TestStoppedRenderReturnsErrStopped(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	close(stop)
-	if _, _, err := ExecuteObjects(c, c.Values, Options{Stop: stop}, false); !errors.Is(err, ErrStopped) {
+	if _, _, err := ExecuteObjects(unprocessed(c), c.Values, Options{Stop: stop}, false); !errors.Is(err, ErrStopped) {
 		t.Fatalf("got %v, want ErrStopped", err)
 	}
-	if _, err := Execute(c, c.Values, Options{Stop: stop}); !errors.Is(err, ErrStopped) {
+	if _, err := Execute(unprocessed(c), c.Values, Options{Stop: stop}); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Execute: got %v, want ErrStopped", err)
 	}
 }
@@ -497,26 +454,26 @@ func TestStoppedRenderReturnsErrStopped(t *testing.T) {
 // template that would not parse is no error) nor rendered, and their
 // defines are gone. A parse started ahead for the same options serves it.
 func TestOmittedTemplates(t *testing.T) {
-	c, err := LoadWith(chartFS(map[string]string{
+	c, err := chart.Load(chartFS(map[string]string{
 		"templates/a.yaml":    "a: {{ include \"h\" . }}\n",
 		"templates/b.yaml":    "b: {{ include \"only-b\" . }}\n",
 		"templates/_h.tpl":    "{{ define \"h\" }}1{{ end }}",
 		"templates/_b.tpl":    "{{ define \"only-b\" }}2{{ end }}{{ if }}",
 		"templates/_used.tpl": "{{ define \"used\" }}3{{ end }}",
-	}), LoadOptions{ParseLater: true})
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := Options{Omit: []string{"templates/b.yaml", "templates/_b.tpl"}}
-	c.ParseAhead(opts)
-	out, err := Execute(c, c.Values, opts)
+	ParseAhead(c, opts)
+	out, err := Execute(unprocessed(c), c.Values, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(out) != 1 || out[0].Name != "t/templates/a.yaml" || out[0].Text != "a: 1\n" {
 		t.Errorf("got %+v, want a.yaml alone", out)
 	}
-	if _, err := Execute(c, c.Values, Options{}); err == nil || !strings.Contains(err.Error(), "_b.tpl") {
+	if _, err := Execute(unprocessed(c), c.Values, Options{}); err == nil || !strings.Contains(err.Error(), "_b.tpl") {
 		t.Errorf("without the omissions, _b.tpl's parse error: got %v", err)
 	}
 }

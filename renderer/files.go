@@ -5,6 +5,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/llmrender/llmrender/chart"
 )
 
 // Files is the .Files object: the chart's non-template files, by path. It is an
@@ -12,7 +14,7 @@ import (
 // outside the chart.
 type Files map[string][]byte
 
-func newFiles(from []File) Files {
+func newFiles(from []chart.File) Files {
 	f := make(Files, len(from))
 	for _, file := range from {
 		f[file.Name] = file.Data

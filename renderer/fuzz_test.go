@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/charts/llm"
 	"github.com/llmrender/llmrender/internal/fuzzseed"
 	"github.com/llmrender/llmrender/values"
@@ -16,11 +17,11 @@ import (
 // panics, never runs past the budget's time, never writes more than the
 // output limit, and renders the same twice.
 func FuzzExecute(f *testing.F) {
-	base, err := Load(llm.FS)
+	base, err := chart.Load(llm.FS)
 	if err != nil {
 		f.Fatal(err)
 	}
-	var partials []File
+	var partials []chart.File
 	for _, t := range base.Templates {
 		if strings.HasPrefix(t.Name, "templates/_") {
 			partials = append(partials, t)
@@ -36,11 +37,11 @@ func FuzzExecute(f *testing.F) {
 		})
 		defer watchdog.Stop()
 		render := func() (string, error) {
-			c := &Chart{Metadata: base.Metadata, Values: base.Values, Files: base.Files,
-				Templates: append(append([]File(nil), partials...), File{Name: "templates/fuzz.yaml", Data: in})}
+			c := &chart.Chart{Metadata: base.Metadata, Values: base.Values, Files: base.Files,
+				Templates: append(append([]chart.File(nil), partials...), chart.File{Name: "templates/fuzz.yaml", Data: in})}
 			start := time.Now()
 			// A copy: templates may change the values they are given.
-			out, err := Execute(c, values.DeepCopy(c.Values).(map[string]any), Options{ReleaseName: "fuzz", Limits: limits})
+			out, err := Execute(unprocessed(c), values.DeepCopy(c.Values).(map[string]any), Options{ReleaseName: "fuzz", Limits: limits})
 			if d := time.Since(start); d > 3*limits.Time {
 				t.Fatalf("the render took %v, past its %v budget", d, limits.Time)
 			}

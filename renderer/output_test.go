@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/manifest"
 )
@@ -57,12 +58,12 @@ data:
 			return b.String()
 		}(),
 	}
-	c, err := Load(chartFS(files))
+	c, err := chart.Load(chartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}
 	render := func() string {
-		out, err := Execute(c, c.Values, Options{})
+		out, err := Execute(unprocessed(c), c.Values, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

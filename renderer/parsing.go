@@ -10,11 +10,15 @@ import (
 	"sync/atomic"
 	"text/template"
 	"text/template/parse"
+	"weak"
+
+	"github.com/llmrender/llmrender/chart"
 )
 
 // Parsing the chart's templates, once per chart and mode, ahead of the
 // first render.
 
+// parseCache holds a chart's templates parsed once per missing-key mode
 // and set of rendered charts (dependency processing may leave some out or
 // copy one under aliases).
 type parseCache struct {
@@ -49,29 +53,49 @@ func (pc *parseCache) get(tpls map[string]renderable, strict bool) (*template.Te
 	return ps.t, ps.names, ps.err
 }
 
-// parseOwner is the chart that keeps the parsed sets: the loaded chart,
-// also for a processed tree made from it.
-func (c *Chart) parseOwner() *Chart {
-	if c.origin != nil {
-		return c.origin
-	}
-	return c
-}
-
-// ParseAhead starts parsing the templates that a render with opts runs
-// (its missing-key mode, what it omits), so that the render finds them
-// ready. It returns at once; a render that comes first waits for it. Only
-// a chart without subcharts is parsed ahead: which subcharts render
-// depends on the values.
-func (c *Chart) ParseAhead(opts Options) {
-	owner := c.parseOwner()
-	if len(owner.Dependencies) > 0 {
+// ParseAhead starts parsing the templates of the loaded chart that a render
+// with opts runs (its missing-key mode, what it omits), so that the render
+// finds them ready. It returns at once; a render that comes first waits for
+// it. Only a chart without subcharts is parsed ahead: which subcharts
+// render depends on the values.
+func ParseAhead(c *chart.Chart, opts Options) {
+	if len(c.Dependencies) > 0 {
 		return
 	}
 	tpls := map[string]renderable{}
-	collect(owner, "", true, map[string]any{}, tpls)
-	omit(owner, tpls, opts.Omit)
-	go owner.parsed.get(tpls, opts.Strict)
+	collect(c, nil, "", true, map[string]any{}, tpls)
+	omit(c, nil, tpls, opts.Omit)
+	go parseCacheOf(c).get(tpls, opts.Strict)
+}
+
+// ParseAhead is ParseAhead of the chart the tree was processed from.
+func (p *Processed) ParseAhead(opts Options) { ParseAhead(p.loaded, opts) }
+
+// AwaitParse returns once a template parse started ahead (by ParseAhead),
+// if any, is done: work that can wait for it then leaves it both cores.
+func (p *Processed) AwaitParse() {
+	pc := parseCacheOf(p.loaded)
+	// The parse holds the lock while it runs: taking it is the wait.
+	pc.mu.Lock()
+	pc.mu.Unlock()
+}
+
+// parseCaches are the loaded charts' parsed templates, each kept for as
+// long as its chart is: a process renders one chart many times (diff
+// --each, the KRM function's items), and its trees of processed copies
+// all render the loaded chart's templates.
+var parseCaches sync.Map // weak.Pointer[chart.Chart] -> *parseCache
+
+func parseCacheOf(c *chart.Chart) *parseCache {
+	key := weak.Make(c)
+	if pc, ok := parseCaches.Load(key); ok {
+		return pc.(*parseCache)
+	}
+	pc, loaded := parseCaches.LoadOrStore(key, &parseCache{})
+	if !loaded {
+		runtime.AddCleanup(c, func(key weak.Pointer[chart.Chart]) { parseCaches.Delete(key) }, key)
+	}
+	return pc.(*parseCache)
 }
 
 // parseInto parses the templates into t, in the order of names.
@@ -156,16 +180,6 @@ var textTemplateBuiltins = map[string]any{
 	"and": true, "call": true, "html": true, "index": true, "slice": true, "js": true, "len": true, "not": true,
 	"or": true, "print": true, "printf": true, "println": true, "urlquery": true,
 	"eq": true, "ge": true, "gt": true, "le": true, "lt": true, "ne": true,
-}
-
-// AwaitParse returns once a template parse started ahead (by Load or
-// ParseAhead), if any, is done: work that can wait for it then leaves it
-// both cores.
-func (c *Chart) AwaitParse() {
-	owner := c.parseOwner()
-	// The parse holds the lock while it runs: taking it is the wait.
-	owner.parsed.mu.Lock()
-	owner.parsed.mu.Unlock()
 }
 
 // tplName names the set's root template, and the text given to tpl, as in

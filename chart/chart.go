@@ -1,8 +1,9 @@
-// Package renderer is a Helm-compatible template engine: it loads a chart,
-// executes its templates with Helm's built-in objects and function set, and
-// turns the result into a canonical, deterministically ordered manifest set.
-// It knows nothing about what the chart deploys.
-package renderer
+// Package chart loads a Helm chart as Helm does: Chart.yaml, values.yaml,
+// the schema, the templates and other files, and the subcharts vendored
+// under charts/ (directories and .tgz archives), within limits on size and
+// depth. What renders, and how, is the renderer's: loading never parses or
+// runs a template.
+package chart
 
 import (
 	"archive/tar"
@@ -54,6 +55,20 @@ type Maintainer struct {
 	URL   string `json:"url,omitempty"`
 }
 
+// Dependency is one entry of Chart.yaml's dependencies (requirements.yaml
+// for apiVersion v1 charts). Field names match Helm's, for
+// .Chart.Dependencies.
+type Dependency struct {
+	Name         string   `json:"name"`
+	Version      string   `json:"version,omitempty"`
+	Repository   string   `json:"repository"`
+	Condition    string   `json:"condition,omitempty"`
+	Tags         []string `json:"tags,omitempty"`
+	Enabled      bool     `json:"enabled,omitempty"`
+	ImportValues []any    `json:"import-values,omitempty"`
+	Alias        string   `json:"alias,omitempty"`
+}
+
 // File is one file of a chart, named by its slash-separated path from the
 // chart root.
 type File struct {
@@ -76,10 +91,6 @@ type Chart struct {
 	// Where names the chart in messages: the top chart's name, and for a
 	// subchart its parent's Where, "/charts/" and its directory or archive.
 	Where string
-
-	parsed parseCache // the templates parsed once, cloned for each render
-	origin *Chart     // for a processed tree's top chart: the loaded chart
-	path   string     // in a processed tree: where the templates are (see node.path); else from the tree
 }
 
 // File is the chart's file at name (relative to the chart's directory,
@@ -109,11 +120,10 @@ const (
 
 // loader carries the limits shared by a chart and all its subcharts.
 type loader struct {
-	bytesLeft  int64
-	filesLeft  int
-	strict     bool                  // LoadOptions.StrictValues
-	defaults   func() map[string]any // LoadOptions.Defaults, for the top chart
-	parseLater bool                  // LoadOptions.ParseLater
+	bytesLeft int64
+	filesLeft int
+	strict    bool                  // LoadOptions.StrictValues
+	defaults  func() map[string]any // LoadOptions.Defaults, for the top chart
 }
 
 // LoadOptions change how Load reads a chart.
@@ -133,10 +143,6 @@ type LoadOptions struct {
 	// the file. The file is then not parsed; positions in it are read on
 	// the first lookup.
 	Defaults func() map[string]any
-	// ParseLater leaves the template parse to the caller (ParseAhead),
-	// which knows what the render omits. Otherwise a chart without
-	// subcharts starts parsing all of its templates as it loads.
-	ParseLater bool
 }
 
 func (ld *loader) take(where string, n int64) error {
@@ -169,7 +175,7 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles, strict: opts.StrictValues, defaults: opts.Defaults, parseLater: opts.ParseLater}
+	ld := &loader{bytesLeft: MaxChartBytes, filesLeft: MaxChartFiles, strict: opts.StrictValues, defaults: opts.Defaults}
 	var files []File
 	var walk func(root string) error
 	walk = func(root string) error {
@@ -303,11 +309,6 @@ func (ld *loader) build(files []File, where string, depth int) (*Chart, error) {
 	}
 	sort.Slice(c.Templates, func(i, j int) bool { return c.Templates[i].Name < c.Templates[j].Name })
 	sort.Slice(c.Files, func(i, j int) bool { return c.Files[i].Name < c.Files[j].Name })
-	if where == "" && len(subcharts) == 0 && !ld.parseLater {
-		// A process renders its chart once, and the template parse is the
-		// longest step before it: it runs while values.yaml is parsed.
-		c.ParseAhead(Options{})
-	}
 	read := values.ParseHelmYAMLPositionsLater
 	if ld.strict {
 		read = values.ParseYAMLPositionsLater
