@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
@@ -157,7 +158,7 @@ func TestInjectionIntoEveryStringField(t *testing.T) {
 				if err != nil {
 					var vs schema.Violations
 					var failed *rules.Failed
-					var file *ModelFileError
+					var file *model.FileError
 					// Schema and rule errors quote the value, and so does
 					// the error about a model file a value names; any other
 					// error naming the payload's fail came from running it.

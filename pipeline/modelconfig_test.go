@@ -299,9 +299,9 @@ func TestModelConfigBadInput(t *testing.T) {
 				c.setup(t, dir)
 			}
 			res, err := renderFiles(t, values.Sources{Files: []string{filepath.Join(dir, "values.yaml")}})
-			var me *ModelFileError
+			var me *model.FileError
 			if res != nil || !errors.As(err, &me) {
-				t.Fatalf("want a ModelFileError and nothing rendered, got %v (%v)", err, res != nil)
+				t.Fatalf("want a model.FileError and nothing rendered, got %v (%v)", err, res != nil)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/llmrender/llmrender/manifest"
+	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/renderer"
 	"github.com/llmrender/llmrender/rules"
@@ -48,8 +49,8 @@ type Request struct {
 	PostRender func([]*manifest.Object) ([]*manifest.Object, error)
 	// ModelFiles reads the files model.config and model.index name; nil
 	// reads them relative to the values file that names them (see
-	// readModelFile). The KRM function reads them inside its root.
-	ModelFiles ReadModelFile
+	// model.Describe). The KRM function reads them inside its root.
+	ModelFiles model.ReadFile
 }
 
 // Layer is a values tree that did not come from Sources, with its positions.
@@ -148,10 +149,10 @@ func mergeValues(req Request) (*processed, error) {
 		return nil, &rules.Failed{Findings: found}
 	}
 	if req.Chart.hasDomainRules() {
-		if err := describeModel(merged, user, pos, req.ModelFiles, src.HelmNumbers); err != nil {
+		if err := model.Describe(merged, user, pos, req.ModelFiles, src.HelmNumbers); err != nil {
 			return nil, err
 		}
-		selectModelByRepo(merged)
+		model.SelectByRepo(merged)
 	}
 	return &processed{Processed: proc, merged: merged, pos: pos, warnings: append(notices, proc.Warnings...), ambiguous: ambiguous}, nil
 }

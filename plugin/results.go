@@ -7,7 +7,7 @@ import (
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/llmrender/llmrender/pipeline"
+	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/schema"
 	"github.com/llmrender/llmrender/values"
@@ -119,7 +119,7 @@ func (r reporter) errors(err error) []result {
 	var failed *rules.Failed
 	var ce *ConfigError
 	var ve *values.Error
-	var me *pipeline.ModelFileError
+	var me *model.FileError
 	// Schema violations and rule findings can come together (a
 	// *pipeline.Problems unwraps to both): report each.
 	var rs []result

@@ -14,7 +14,6 @@ import (
 
 	"github.com/llmrender/llmrender/internal/safeio"
 	"github.com/llmrender/llmrender/model"
-	"github.com/llmrender/llmrender/pipeline"
 )
 
 // Files a model's directory holds, as the Hugging Face hub names them.
@@ -99,13 +98,13 @@ func importModel(arg, index string) (*imported, error) {
 			if _, err := os.Lstat(found); err == nil {
 				imp.index, readIndex = found, safeio.ReadFile
 			} else if !errors.Is(err, fs.ErrNotExist) {
-				return nil, errors.New(pipeline.ModelFileMessage(found, err))
+				return nil, errors.New(model.FileMessage(found, err))
 			}
 		}
 	}
 	data, err := readConfig(imp.config, model.MaxConfigBytes)
 	if err != nil {
-		msg := pipeline.ModelFileMessage(imp.config, err)
+		msg := model.FileMessage(imp.config, err)
 		if imp.config != arg && errors.Is(err, fs.ErrNotExist) {
 			msg += "; a model's directory holds its " + modelConfigFile
 		}
@@ -118,11 +117,11 @@ func importModel(arg, index string) (*imported, error) {
 			size, err = model.CheckpointBytes(idx)
 		}
 		if err != nil {
-			return nil, errors.New(pipeline.ModelFileMessage(imp.index, err))
+			return nil, errors.New(model.FileMessage(imp.index, err))
 		}
 	}
 	if imp.facts, err = model.FromConfig(data, size); err != nil {
-		return nil, errors.New(pipeline.ModelFileMessage(imp.config, err))
+		return nil, errors.New(model.FileMessage(imp.config, err))
 	}
 	var head struct {
 		ModelType string `json:"model_type"`

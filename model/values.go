@@ -1,4 +1,4 @@
-package pipeline
+package model
 
 import (
 	"errors"
@@ -13,31 +13,30 @@ import (
 
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/internal/safeio"
-	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/values"
 )
 
 // A values file may describe its model by the model's own files instead of
 // a catalog name: model.config names the Hugging Face config.json, and
 // model.index (optional) the checkpoint's model.safetensors.index.json.
-// The pipeline reads them once, before the schema and the rules, and puts
-// the entry they describe into catalog.models, selected by model.name: the
+// The pipeline reads them once (Describe), before the schema and the
+// rules, and puts the entry they describe into catalog.models, selected by model.name: the
 // rules, the plan and the templates then see an ordinary catalog entry, and
 // both ways of naming a model go through one code path. Nothing is fetched:
 // the files are local, read with the bounded reader.
 
-// ReadModelFile reads a file that the value at loc names (p as written),
+// ReadFile reads a file that the value at loc names (p as written),
 // within limit bytes. shown is the file as messages name it: resolved, so
 // that the user sees where it was looked for.
-type ReadModelFile func(p string, loc values.Location, limit int64) (data []byte, shown string, err error)
+type ReadFile func(p string, loc values.Location, limit int64) (data []byte, shown string, err error)
 
-// readModelFile is the command line's ReadModelFile: a path written in a
+// readLocalFile is the command line's ReadFile: a path written in a
 // values file is relative to that file's directory, as a chart's files
 // are to the chart, so that a values file and its model's files move
 // together; a path from a flag or standard input is relative to the
 // working directory. Only regular files are read: the path is found in
 // the values, not named on the command line.
-func readModelFile(p string, loc values.Location, limit int64) ([]byte, string, error) {
+func readLocalFile(p string, loc values.Location, limit int64) ([]byte, string, error) {
 	full := p
 	if !filepath.IsAbs(p) && loc.Flag == "" && loc.File != "" && loc.File != "<stdin>" {
 		full = filepath.Join(filepath.Dir(loc.File), p)
@@ -46,25 +45,25 @@ func readModelFile(p string, loc values.Location, limit int64) ([]byte, string, 
 	return data, full, err
 }
 
-// ModelFileError is a file model.config or model.index names that cannot
+// FileError is a file model.config or model.index names that cannot
 // be read, or does not describe a model. Nothing renders.
-type ModelFileError struct {
+type FileError struct {
 	Pointer string          // "/model/config" or "/model/index"
 	Loc     values.Location // where the value naming the file was written
 	Msg     string          // "model.config: FILE: what is wrong", naming the file's field when one is
 }
 
-func (e *ModelFileError) Error() string {
+func (e *FileError) Error() string {
 	if where := e.Loc.String(); where != "" {
 		return where + ": " + e.Msg
 	}
 	return e.Msg
 }
 
-// ModelFileMessage says what is wrong with a model's file (shown as the
+// FileMessage says what is wrong with a model's file (shown as the
 // user should look for it), for the values' errors and the import
-// command's alike. A ReadModelFile refuses a file with a *safeio.Error.
-func ModelFileMessage(shown string, err error) string {
+// command's alike. A ReadFile refuses a file with a *safeio.Error.
+func FileMessage(shown string, err error) string {
 	// The path is shown whole, as a path is (a long one is still the
 	// user's to find), unless it is longer than any a user writes: a value
 	// pasted in the wrong place is shown as an excerpt, as values are. It
@@ -90,18 +89,18 @@ func ModelFileMessage(shown string, err error) string {
 // maxShownPath is the longest path an error shows whole.
 const maxShownPath = 512
 
-// describedModel is what the values say about a model given by its files.
-type describedModel struct {
+// described is what the values say about a model given by its files.
+type described struct {
 	config, index, hfRepo string
 	gated                 bool
 	name                  string // explicit model.name, "" to derive one
 }
 
-// modelFromValues reads model.config and the values beside it. ok is
+// fromValues reads model.config and the values beside it. ok is
 // false when there is no model.config, or when a value has a type the
 // schema refuses: the schema then reports it, alone, as it does for every
 // other value.
-func modelFromValues(merged, user map[string]any) (m describedModel, ok bool) {
+func fromValues(merged, user map[string]any) (m described, ok bool) {
 	mv, _ := merged["model"].(map[string]any)
 	cfg, isStr := mv["config"].(string)
 	if !isStr || cfg == "" {
@@ -137,14 +136,14 @@ func modelFromValues(merged, user map[string]any) (m describedModel, ok bool) {
 	return m, true
 }
 
-// selectModelByRepo lets a model be named by its Hugging Face id
+// SelectByRepo lets a model be named by its Hugging Face id
 // (meta-llama/Llama-3.1-70B-Instruct) when exactly one catalog entry
 // downloads that repository: model.name, and the speculative draft's
 // name, become the entry's, which labels and directories on the claim
 // are named after (an id's '/' fits neither). Ids match as the Hub
 // matches them, whatever the case. A name that is an entry's own is left
 // alone, and so is an id two entries download (LR011 then names both).
-func selectModelByRepo(merged map[string]any) {
+func SelectByRepo(merged map[string]any) {
 	catalog, _ := merged["catalog"].(map[string]any)
 	models, _ := catalog["models"].(map[string]any)
 	if models == nil {
@@ -170,14 +169,14 @@ func selectModelByRepo(merged map[string]any) {
 	}
 }
 
-// describeModel reads the files the values name and puts the entry they
+// Describe reads the files the values name and puts the entry they
 // describe into the merged values as catalog.models.<name>, selected by
 // model.name. What the user wrote for that entry under catalog.models
 // still wins, field by field, as it does over a built-in entry. Every
 // position of the entry is model.config's, so that a finding about the
 // model points where it was described.
-func describeModel(merged, user map[string]any, pos *values.Positions, read ReadModelFile, floats bool) error {
-	m, ok := modelFromValues(merged, user)
+func Describe(merged, user map[string]any, pos *values.Positions, read ReadFile, floats bool) error {
+	m, ok := fromValues(merged, user)
 	if !ok {
 		return nil
 	}
@@ -187,48 +186,48 @@ func describeModel(merged, user map[string]any, pos *values.Positions, read Read
 		return nil // the schema refuses a catalog that is not a map
 	}
 	if read == nil {
-		read = readModelFile
+		read = readLocalFile
 	}
 	cfgLoc, _ := pos.ValueAt("/model/config")
 	indexLoc, _ := pos.ValueAt("/model/index")
 	source := m.config // as the user named it, which the entry records
-	data, shown, err := read(m.config, cfgLoc, model.MaxConfigBytes)
+	data, shown, err := read(m.config, cfgLoc, MaxConfigBytes)
 	if errors.Is(err, safeio.ErrDirectory) {
 		// A model's directory, as 'model import' takes it: its config.json,
 		// and its safetensors index when it has one and model.index names
 		// none.
 		dir, dirShown := m.config, shown
 		m.config = path.Join(dir, "config.json")
-		data, shown, err = read(m.config, cfgLoc, model.MaxConfigBytes)
+		data, shown, err = read(m.config, cfgLoc, MaxConfigBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			shown, err = dirShown, errors.New("is a directory, and holds no config.json")
 		}
 		if index := path.Join(dir, "model.safetensors.index.json"); m.index == "" {
-			if _, _, ierr := read(index, cfgLoc, model.MaxIndexBytes); !errors.Is(ierr, fs.ErrNotExist) {
+			if _, _, ierr := read(index, cfgLoc, MaxIndexBytes); !errors.Is(ierr, fs.ErrNotExist) {
 				m.index, indexLoc = index, cfgLoc
 			}
 		}
 	}
 	if err != nil {
-		return &ModelFileError{Pointer: "/model/config", Loc: cfgLoc, Msg: "model.config: " + ModelFileMessage(shown, err)}
+		return &FileError{Pointer: "/model/config", Loc: cfgLoc, Msg: "model.config: " + FileMessage(shown, err)}
 	}
 	var indexBytes int64
 	if m.index != "" {
-		idx, idxShown, err := read(m.index, indexLoc, model.MaxIndexBytes)
+		idx, idxShown, err := read(m.index, indexLoc, MaxIndexBytes)
 		if err == nil {
-			indexBytes, err = model.CheckpointBytes(idx)
+			indexBytes, err = CheckpointBytes(idx)
 		}
 		if err != nil {
-			return &ModelFileError{Pointer: "/model/index", Loc: indexLoc, Msg: "model.index: " + ModelFileMessage(idxShown, err)}
+			return &FileError{Pointer: "/model/index", Loc: indexLoc, Msg: "model.index: " + FileMessage(idxShown, err)}
 		}
 	}
-	facts, err := model.FromConfig(data, indexBytes)
+	facts, err := FromConfig(data, indexBytes)
 	if err != nil {
-		return &ModelFileError{Pointer: "/model/config", Loc: cfgLoc, Msg: "model.config: " + ModelFileMessage(shown, err)}
+		return &FileError{Pointer: "/model/config", Loc: cfgLoc, Msg: "model.config: " + FileMessage(shown, err)}
 	}
 	name := m.name
 	if name == "" {
-		name = model.DefaultName(m.hfRepo, shown)
+		name = DefaultName(m.hfRepo, shown)
 	}
 	entry := facts.CatalogEntry(m.hfRepo, m.gated, source)
 	if floats {
