@@ -7,19 +7,9 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
-)
 
-// chartFS builds a chart from file contents; Chart.yaml is added when absent.
-func chartFS(files map[string]string) fstest.MapFS {
-	fsys := fstest.MapFS{}
-	if _, ok := files["Chart.yaml"]; !ok {
-		fsys["Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: t\nversion: 1.2.3\n")}
-	}
-	for name, data := range files {
-		fsys[name] = &fstest.MapFile{Data: []byte(data)}
-	}
-	return fsys
-}
+	"github.com/llmrender/llmrender/internal/testkit"
+)
 
 const subChartYAML = "apiVersion: v2\nname: sub\nversion: 1.0.0\n"
 
@@ -36,7 +26,7 @@ func TestLoadRejects(t *testing.T) {
 		{map[string]string{"values.yaml": "a: .inf\n"}, "t/values.yaml:1:4: .inf is not a finite number, which Helm cannot read"},
 	}
 	for _, c := range cases {
-		_, err := Load(chartFS(c.files))
+		_, err := Load(testkit.ChartFS(c.files))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error = %v, want %q", c.files, err, c.want)
 		}
@@ -47,7 +37,7 @@ func TestLoadRejects(t *testing.T) {
 	}
 	// values.yaml is read as Helm reads it, unless strictly, as the
 	// built-in chart's values are.
-	dup := chartFS(map[string]string{"values.yaml": "a: 1\na: 2\nb: yes\n"})
+	dup := testkit.ChartFS(map[string]string{"values.yaml": "a: 1\na: 2\nb: yes\n"})
 	if c, err := Load(dup); err != nil || c.Values["a"] != int64(2) || c.Values["b"] != true {
 		t.Errorf("as Helm reads it: %v, %v", c.Values, err)
 	}
@@ -58,7 +48,7 @@ func TestLoadRejects(t *testing.T) {
 
 func TestHelmIgnore(t *testing.T) {
 	files := map[string]string{".helmignore": "# c\n*.bak\nsecret/\n", "a.bak": "x", "secret/k": "x", "keep.txt": "k"}
-	c, err := Load(chartFS(files))
+	c, err := Load(testkit.ChartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmrender/llmrender/e2e/sandbox"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmrender/llmrender/e2e/sandbox"
 )
 
 // distStamps are what make dist stamps a release with, derived here from

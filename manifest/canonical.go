@@ -3,12 +3,12 @@ package manifest
 import (
 	"bytes"
 	"fmt"
-	"github.com/llmrender/llmrender/internal/memo"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/llmrender/llmrender/internal/memo"
 	"github.com/llmrender/llmrender/internal/redact"
 )
 

@@ -2,13 +2,14 @@ package manifest
 
 import (
 	"bytes"
-	"github.com/llmrender/llmrender/internal/testkit"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // The direct writer writes every object as yaml.v3's encoder does: the

@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmrender/llmrender/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/internal/yamlnode"
 )
 
 func streamOf(t *testing.T, rendered ...Rendered) (string, error) {

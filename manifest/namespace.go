@@ -3,8 +3,9 @@ package manifest
 import (
 	"strings"
 
-	"github.com/llmrender/llmrender/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmrender/llmrender/internal/yamlnode"
 )
 
 // clusterScoped are the kinds that live outside namespaces: Kubernetes'

@@ -2,12 +2,12 @@ package renderer
 
 import (
 	"fmt"
-	"github.com/llmrender/llmrender/internal/memo"
 	"maps"
 	"strings"
 	"text/template"
 	"time"
 
+	"github.com/llmrender/llmrender/internal/memo"
 	"github.com/llmrender/llmrender/internal/redact"
 	"github.com/llmrender/llmrender/values"
 )

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/chart"
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // depChart builds a chart from files, with Chart.yaml and values.yaml for
 // the top chart given as text.
 func depChart(t *testing.T, files map[string]string) *chart.Chart {
 	t.Helper()
-	c, err := chart.Load(chartFS(files))
+	c, err := chart.Load(testkit.ChartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/llmrender/llmrender/chart"
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // The seeded functions give the same output for the same input, a
@@ -111,7 +112,7 @@ key: {{ $cert.Key | quote }}
 // With RefuseNondeterministic the functions are errors; the seed does not
 // depend on what other templates call.
 func TestSeededFunctionsPerTemplate(t *testing.T) {
-	c, err := chart.Load(chartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
+	c, err := chart.Load(testkit.ChartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestSeededFunctionsPerTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2, _ := chart.Load(chartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}{{ randAlpha 3 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
+	c2, _ := chart.Load(testkit.ChartFS(map[string]string{"templates/a.yaml": "a: {{ randAlpha 8 }}{{ randAlpha 3 }}", "templates/b.yaml": "b: {{ randAlpha 8 }}"}))
 	out2, err := Execute(unprocessed(c2), c2.Values, Options{})
 	if err != nil {
 		t.Fatal(err)

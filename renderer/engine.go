@@ -3,13 +3,14 @@ package renderer
 import (
 	"errors"
 	"fmt"
-	"github.com/llmrender/llmrender/chart"
-	"github.com/llmrender/llmrender/manifest"
 	"path"
 	"strings"
 	"sync"
 	"text/template"
 	"time"
+
+	"github.com/llmrender/llmrender/chart"
+	"github.com/llmrender/llmrender/manifest"
 )
 
 // Options are the per-render inputs that Helm takes from flags.

@@ -3,29 +3,17 @@ package renderer
 import (
 	"errors"
 	"fmt"
-	"github.com/llmrender/llmrender/chart"
-	"github.com/llmrender/llmrender/manifest"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"text/template"
 
+	"github.com/llmrender/llmrender/chart"
 	"github.com/llmrender/llmrender/charts/llm"
+	"github.com/llmrender/llmrender/internal/testkit"
+	"github.com/llmrender/llmrender/manifest"
 )
-
-// chartFS builds a chart from file contents; Chart.yaml is added when absent.
-func chartFS(files map[string]string) fstest.MapFS {
-	fsys := fstest.MapFS{}
-	if _, ok := files["Chart.yaml"]; !ok {
-		fsys["Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: t\nversion: 1.2.3\nappVersion: \"9.9\"\n")}
-	}
-	for name, data := range files {
-		fsys[name] = &fstest.MapFile{Data: []byte(data)}
-	}
-	return fsys
-}
 
 // unprocessed is a loaded chart as a tree to execute without dependency
 // processing: .Values are what the test passes.
@@ -38,7 +26,7 @@ func execOne(t *testing.T, tpl string, vals map[string]any, opts Options, extra 
 	for k, v := range extra {
 		files[k] = v
 	}
-	c, err := chart.Load(chartFS(files))
+	c, err := chart.Load(testkit.ChartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +220,7 @@ func TestPartialsAreNotRenderedAndDefineOrder(t *testing.T) {
 		"templates/x.yaml":     `{{ include "d" . }} {{ include "only-sub" . }}`,
 		"templates/NOTES.txt":  "notes",
 	}
-	c, err := chart.Load(chartFS(files))
+	c, err := chart.Load(testkit.ChartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +303,7 @@ func TestExecuteObjectsIsExecuteThenManifests(t *testing.T) {
 			"templates/c.yaml": "not: [yaml",
 		},
 	} {
-		c, err := chart.Load(chartFS(files))
+		c, err := chart.Load(testkit.ChartFS(files))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +368,7 @@ func TestParseEachIsParseInOrder(t *testing.T) {
 			"templates/c.yaml": `{{ nosuchfunction }}`,
 		},
 	} {
-		c, err := chart.Load(chartFS(files))
+		c, err := chart.Load(testkit.ChartFS(files))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +422,7 @@ func TestTextTemplateBuiltins(t *testing.T) {
 // A render whose Stop is closed is abandoned: ExecuteObjects returns
 // ErrStopped without waiting for a render that would take long.
 func TestStoppedRenderReturnsErrStopped(t *testing.T) {
-	c, err := chart.Load(chartFS(map[string]string{
+	c, err := chart.Load(testkit.ChartFS(map[string]string{
 		"templates/slow.yaml": `{{ range until 900000 }}{{ sha256sum "x" | trunc 0 }}{{ end }}`,
 	}))
 	if err != nil {
@@ -454,7 +442,7 @@ func TestStoppedRenderReturnsErrStopped(t *testing.T) {
 // template that would not parse is no error) nor rendered, and their
 // defines are gone. A parse started ahead for the same options serves it.
 func TestOmittedTemplates(t *testing.T) {
-	c, err := chart.Load(chartFS(map[string]string{
+	c, err := chart.Load(testkit.ChartFS(map[string]string{
 		"templates/a.yaml":    "a: {{ include \"h\" . }}\n",
 		"templates/b.yaml":    "b: {{ include \"only-b\" . }}\n",
 		"templates/_h.tpl":    "{{ define \"h\" }}1{{ end }}",

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/chart"
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // Every function that reads the clock, the environment, the network,
@@ -50,7 +51,7 @@ func TestHermeticFunctions(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"env", "expandenv"} {
-		c, err := chart.Load(chartFS(map[string]string{"templates/x.yaml": `{{ ` + name + ` "HOME" }}`}))
+		c, err := chart.Load(testkit.ChartFS(map[string]string{"templates/x.yaml": `{{ ` + name + ` "HOME" }}`}))
 		if err == nil {
 			_, err = Execute(unprocessed(c), map[string]any{}, Options{})
 		}

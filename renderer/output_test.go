@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/llmrender/llmrender/chart"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/internal/yamlnode"
 	"github.com/llmrender/llmrender/manifest"
 )
@@ -58,7 +59,7 @@ data:
 			return b.String()
 		}(),
 	}
-	c, err := chart.Load(chartFS(files))
+	c, err := chart.Load(testkit.ChartFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}

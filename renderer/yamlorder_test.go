@@ -2,7 +2,6 @@ package renderer
 
 import (
 	"fmt"
-	"github.com/llmrender/llmrender/internal/testkit"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -10,6 +9,8 @@ import (
 
 	yaml2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmrender/llmrender/internal/testkit"
 )
 
 // plainTree builds the tree Helm's toYaml reads back from JSON: for every

@@ -2,11 +2,11 @@ package rules
 
 import (
 	"fmt"
-	objcontainers "github.com/llmrender/llmrender/internal/containers"
 	"slices"
 	"strconv"
 	"strings"
 
+	objcontainers "github.com/llmrender/llmrender/internal/containers"
 	"github.com/llmrender/llmrender/internal/lazy"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/values"

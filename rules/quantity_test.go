@@ -5,9 +5,9 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"testing"
 )
 
 // The values schema's quantity pattern accepts what the API server's

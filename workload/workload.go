@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+
 	"github.com/llmrender/llmrender/model"
 	"github.com/llmrender/llmrender/modes"
 )

@@ -3,13 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/llmrender/llmrender/internal/testkit"
-	"github.com/llmrender/llmrender/modes/matrix"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/llmrender/llmrender/internal/testkit"
+	"github.com/llmrender/llmrender/modes/matrix"
 )
 
 // Every rule fixture: lint finds the rule in the bad file, at file:line,

@@ -26,11 +26,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	"github.com/llmrender/llmrender/e2e/cluster/engine"
 	"github.com/llmrender/llmrender/e2e/cluster/gateway"
 	"github.com/llmrender/llmrender/e2e/cluster/promeval"
-	"sigs.k8s.io/yaml"
 )
 
 // The request path, end to end. A server has run when a client's OpenAI

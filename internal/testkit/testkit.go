@@ -14,9 +14,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the files the tests compare their output with (review the diff before committing)")
+
+// ChartFS is a chart made of file contents, by path; a Chart.yaml (chart
+// t, version 1.2.3, appVersion 9.9) is added when files has none.
+func ChartFS(files map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	if _, ok := files["Chart.yaml"]; !ok {
+		fsys["Chart.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v2\nname: t\nversion: 1.2.3\nappVersion: \"9.9\"\n")}
+	}
+	for name, data := range files {
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	return fsys
+}
 
 // Golden compares got with the file at path, or writes got there when the
 // tests run with -update. rewrite is the command that rewrites it, for the
