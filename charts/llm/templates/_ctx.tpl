@@ -62,8 +62,29 @@ modes.yaml names values) in .values; unset where the path leads nowhere.
 {{- join ", " $names -}}
 {{- end -}}
 
+{{/*
+llm.ctx.compute: llm.ctx's YAML, from the parts below, run in order on one
+dict ($c): each reads what the parts before it set on $c and sets its own
+results there. The order is that of the chart's checks (model, profile,
+mode, TPU slice, lnc, fabric). Input: the chart root. Output: the YAML.
+*/}}
 {{- define "llm.ctx.compute" -}}
-{{- $v := .Values -}}
+{{- $c := dict "root" . "v" .Values -}}
+{{- include "llm.ctx.select" $c -}}
+{{- include "llm.ctx.devices" $c -}}
+{{- include "llm.ctx.claim" $c -}}
+{{- include "llm.ctx.inputs" $c -}}
+{{- include "llm.ctx.steps" $c -}}
+{{- include "llm.ctx.yaml" $c -}}
+{{- end -}}
+
+{{/*
+llm.ctx.select: the model's and the profile's catalog entries, the mode's
+row of the table of modes, and the images. Input: $c with root and v.
+Sets m, a, mode, row, image and downloadImage.
+*/}}
+{{- define "llm.ctx.select" -}}
+{{- $v := .v -}}
 {{- $m := get $v.catalog.models $v.model.name -}}
 {{- if not $m -}}
 {{- fail (printf "LR011: /model/name: model %q is not in catalog.models (known: %s)" $v.model.name
@@ -76,10 +97,10 @@ modes.yaml names values) in .values; unset where the path leads nowhere.
 {{- end -}}
 {{- $mode := $v.orchestration.mode -}}
 {{- /* The mode's row of the chart's table of modes (modes.yaml). */ -}}
-{{- include "llm.modes" . -}}
-{{- $row := get .llmModeRows $mode -}}
+{{- include "llm.modes" .root -}}
+{{- $row := get .root.llmModeRows $mode -}}
 {{- if not $row -}}
-{{- fail (printf "orchestration.mode %q is not a mode of this chart (known: %s)" $mode (include "llm.names" .llmModes)) -}}
+{{- fail (printf "orchestration.mode %q is not a mode of this chart (known: %s)" $mode (include "llm.names" .root.llmModes)) -}}
 {{- end -}}
 {{- /* The image of the main containers: the user's, or else the profile's
 (the catalog's default when the profile names none). A download from
@@ -91,6 +112,22 @@ CLI. */ -}}
 {{- $downloadImage := $v.download.image -}}
 {{- if and (not $downloadImage) (eq $v.download.source "huggingface") }}{{ $downloadImage = $v.catalog.downloadImage | default "" }}{{ end -}}
 {{- $downloadImage = $downloadImage | default $profileImage -}}
+{{- $_ := set . "m" $m -}}
+{{- $_ := set . "a" $a -}}
+{{- $_ := set . "mode" $mode -}}
+{{- $_ := set . "row" $row -}}
+{{- $_ := set . "image" $image -}}
+{{- $_ := set . "downloadImage" $downloadImage -}}
+{{- end -}}
+
+{{/*
+llm.ctx.devices: the devices and nodes of the run, its TPU slice, and the
+logical cores of a Neuron device. Input: $c with v and a (llm.ctx.select).
+Sets devices, devicesFromProfile, nodes, tpu, lnc, cores and neuron, and
+sets a again: with a TPU slice, its nodeSelector selects the topology.
+*/}}
+{{- define "llm.ctx.devices" -}}
+{{- $v := .v }}{{ $a := .a -}}
 {{- /* accelerator.devices: a count, 0 for every device of a node, or not
 given: one device for a pod of one node, every device of each node for a
 workload across nodes (a server or a run spans nodes for their devices). */ -}}
@@ -132,17 +169,31 @@ nodes, slice by slice, each with all of its host's chips. */ -}}
 {{- $tpu = dict "topology" $topology "hosts" $hosts "slices" $slices
     "hostNetwork" (and (gt $slices 1) (get . "multisliceHostNetwork" | default false)) -}}
 {{- end -}}
-{{- $name := .Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- /* Logical cores per device: Trainium2 groups its physical cores by LNC. */ -}}
 {{- $lnc := int ($v.accelerator.lnc | default (get $a "defaultLnc") | default 1) -}}
 {{- if and (get $a "lncChoices") (not (has (toString $lnc) (get $a "lncChoices" | toStrings))) -}}
 {{- fail (printf "LR011: /accelerator/lnc: %d is not a logical NeuronCore config of %s (choices: %s)" $lnc
     $v.accelerator.profile (join ", " (get $a "lncChoices"))) -}}
 {{- end -}}
-{{- $cores := div (int (get $a "coresPerDevice" | default 1)) $lnc -}}
-{{- $neuron := hasPrefix "aws.amazon.com/neuron" $a.resource -}}
+{{- $_ := set . "a" $a -}}
+{{- $_ := set . "devices" $devices -}}
+{{- $_ := set . "devicesFromProfile" $devicesFromProfile -}}
+{{- $_ := set . "nodes" $nodes -}}
+{{- $_ := set . "tpu" $tpu -}}
+{{- $_ := set . "lnc" $lnc -}}
+{{- $_ := set . "cores" (div (int (get $a "coresPerDevice" | default 1)) $lnc) -}}
+{{- $_ := set . "neuron" (hasPrefix "aws.amazon.com/neuron" $a.resource) -}}
+{{- end -}}
+
+{{/*
+llm.ctx.claim: the claim (PersistentVolumeClaim) and the directories on it.
+Input: $c with v, m, mode and nodes. Sets mount, markerDir, modelDir, pods,
+access, nodeLocal, singleNode, rootOwned, sizeGi, and draft (the catalog
+entry of a speculative draft model, or an empty dict).
+*/}}
+{{- define "llm.ctx.claim" -}}
+{{- $v := .v }}{{ $m := .m }}{{ $mode := .mode }}{{ $nodes := .nodes -}}
 {{- $mount := $v.storage.mountPath -}}
-{{- $markerDir := printf "%s/.llmrender" $mount -}}
 {{- $modelDir := printf "%s/models/%s" $mount $v.model.name -}}
 {{- if eq $v.model.format "meta" }}{{ $modelDir = printf "%s/%s" $mount (get $m "metaName" | default $v.model.name) }}{{ end -}}
 {{- /* Storage: which nodes can mount the claim. Every node of the run
@@ -152,7 +203,6 @@ mounts it, and in serve mode every node of every server. */ -}}
 {{- $access := $v.storage.accessMode | default (ternary "ReadWriteOnce" "ReadWriteMany" (eq (int $pods) 1)) -}}
 {{- $class := get ($v.catalog.storageClasses | default dict) ($v.storage.storageClassName | default "") | default dict -}}
 {{- $nodeLocal := or $v.storage.nodeLocal (get $class "nodeLocal" | default false) -}}
-{{- $singleNode := or $nodeLocal (has $access (list "ReadWriteOnce" "ReadWriteOncePod")) -}}
 {{- $rootOwned := $v.storage.rootOwned -}}
 {{- if kindIs "invalid" $rootOwned }}{{ $rootOwned = get $class "rootOwned" | default false }}{{ end -}}
 {{- $gib := 1073741824 -}}
@@ -173,7 +223,27 @@ of its own, on the claim beside the weights. */ -}}
 {{- $weightsBytes := add (mul (int64 $m.checkpointBytes) 2) (int64 (get $draft "checkpointBytes" | default 0)) -}}
 {{- if and (eq $mode "serve") $v.serving.weights.from }}{{ $weightsBytes = 0 }}{{ end -}}
 {{- $claimBytes := add $weightsBytes (mul (int64 $kept) $checkpoint) -}}
-{{- $sizeGi := mul 50 (max 1 (div (add $claimBytes (sub $fifty 1)) $fifty)) -}}
+{{- $_ := set . "mount" $mount -}}
+{{- $_ := set . "markerDir" (printf "%s/.llmrender" $mount) -}}
+{{- $_ := set . "modelDir" $modelDir -}}
+{{- $_ := set . "pods" $pods -}}
+{{- $_ := set . "access" $access -}}
+{{- $_ := set . "nodeLocal" $nodeLocal -}}
+{{- $_ := set . "singleNode" (or $nodeLocal (has $access (list "ReadWriteOnce" "ReadWriteOncePod"))) -}}
+{{- $_ := set . "rootOwned" $rootOwned -}}
+{{- $_ := set . "sizeGi" (mul 50 (max 1 (div (add $claimBytes (sub $fifty 1)) $fifty))) -}}
+{{- $_ := set . "draft" $draft -}}
+{{- end -}}
+
+{{/*
+llm.ctx.inputs: the program the run starts, and the inputs of the steps
+before the run, in order. Input: $c with v, m, a, mode, row, image, nodes,
+devices, neuron, mount, modelDir and draft. Sets program, programCommand
+and inputs (a list of dicts, each naming its step).
+*/}}
+{{- define "llm.ctx.inputs" -}}
+{{- $v := .v }}{{ $m := .m }}{{ $a := .a }}{{ $mode := .mode }}{{ $row := .row }}{{ $image := .image }}{{ $nodes := .nodes -}}
+{{- $devices := .devices }}{{ $neuron := .neuron }}{{ $mount := .mount }}{{ $modelDir := .modelDir }}{{ $draft := .draft -}}
 {{- /* The program the run starts: the script, or the mode's default. */ -}}
 {{- $program := $v.workload.script -}}
 {{- with and (not $program) (get $row "program") -}}
@@ -184,7 +254,6 @@ of its own, on the claim beside the weights. */ -}}
 {{- /* How a launcher that is not torchrun (mpirun, Ray's entrypoint) starts
 it: a Python file by the interpreter, anything else as an executable. */ -}}
 {{- $programCommand := ternary (list "python3" $program) (list $program) (hasSuffix ".py" $program) -}}
-{{- /* The inputs of the steps before the run, in order. */ -}}
 {{- $inputs := list -}}
 {{- /* Servers that stream or mount the weights from a bucket need no
 download (serving.weights.from). */ -}}
@@ -202,7 +271,10 @@ download (serving.weights.from). */ -}}
 into a directory of its own: LoRA adapters, and a speculative draft. */ -}}
 {{- if eq $mode "serve" -}}
 {{- $beside := list -}}
-{{- range $v.serving.lora.adapters }}{{ $beside = append $beside (dict "repo" .hfRepo "revision" (get . "revision" | default "main") "dir" (printf "%s/adapters/%s" $mount .name)) }}{{ end -}}
+{{- range $v.serving.lora.adapters -}}
+{{- $beside = append $beside
+    (dict "repo" .hfRepo "revision" (get . "revision" | default "main") "dir" (printf "%s/adapters/%s" $mount .name)) -}}
+{{- end -}}
 {{- with $draft -}}
 {{- $beside = append $beside
     (dict "repo" .hfRepo "revision" ($v.serving.speculative.draft.revision | default "main")
@@ -229,18 +301,41 @@ into a directory of its own: LoRA adapters, and a speculative draft. */ -}}
     (dict "step" "precompile" "image" $image "program" $program "args" $v.workload.args "model" $v.model.name
     "nodes" $nodes "devices" $devices) -}}
 {{- end -}}
+{{- $_ := set . "program" $program -}}
+{{- $_ := set . "programCommand" $programCommand -}}
+{{- $_ := set . "inputs" $inputs -}}
+{{- end -}}
+
+{{/*
+llm.ctx.steps: the steps before the run, each with its marker, and
+whether they run in the run's pod. Input: $c with inputs (llm.ctx.inputs),
+markerDir and singleNode. Sets steps and stepsInPod.
+*/}}
+{{- define "llm.ctx.steps" -}}
+{{- $markerDir := .markerDir -}}
 {{- /* Each step's marker names a hash of its inputs; every step after the
 download counts the hash of the step before it ("after", "" for none) among
 them, so a changed step runs the ones after it again. */ -}}
 {{- $steps := list -}}
 {{- $after := "" -}}
-{{- range $inputs -}}
+{{- range .inputs -}}
 {{- if ne .step "download" }}{{ $_ := set . "after" $after }}{{ end -}}
 {{- $hash := toJson . | sha256sum | trunc 12 -}}
 {{- $steps = append $steps (dict "name" .step "marker" (printf "%s/%s-%s.done" $markerDir .step $hash) "inputs" .) -}}
 {{- $after = $hash -}}
 {{- end -}}
-{{- $stepsInPod := and $singleNode (gt (len $steps) 0) -}}
+{{- $_ := set . "steps" $steps -}}
+{{- $_ := set . "stepsInPod" (and .singleNode (gt (len $steps) 0)) -}}
+{{- end -}}
+
+{{/*
+llm.ctx.yaml: the fabric and the object that runs the program, then
+everything as llm.ctx's YAML. Input: $c, as the parts above leave it.
+Output: the YAML.
+*/}}
+{{- define "llm.ctx.yaml" -}}
+{{- $v := .v }}{{ $a := .a }}{{ $mode := .mode }}{{ $nodes := .nodes }}{{ $devices := .devices -}}
+{{- $name := .root.Release.Name | trunc 40 | trimSuffix "-" -}}
 {{- /* The fabric: the profile's, when asked for by name or when the
 workload spans nodes (disaggregated servers do); none with tcp. */ -}}
 {{- $native := get $a "fabric" | default "" -}}
@@ -258,43 +353,43 @@ workload spans nodes (disaggregated servers do); none with tcp. */ -}}
 {{- $fabric = $want -}}
 {{- end -}}
 {{- /* The object that runs the program (a server across nodes is another kind). */ -}}
-{{- $run := $row.run -}}
+{{- $run := .row.run -}}
 {{- if and (gt $nodes 1) (get $run "acrossNodes") }}{{ $run = $run.acrossNodes }}{{ end -}}
-model: {{ toJson $m }}
+model: {{ toJson .m }}
 acc: {{ toJson $a }}
 mode: {{ $mode | quote }}
 run: {{ toJson
     (dict "kind" $run.kind "group" (ternary (regexReplaceAll "/.*" $run.apiVersion "") "" (contains "/" $run.apiVersion))) }}
 name: {{ $name | quote }}
 devices: {{ $devices }}
-devicesFromProfile: {{ $devicesFromProfile }}
+devicesFromProfile: {{ .devicesFromProfile }}
 nodes: {{ $nodes }}
-pods: {{ $pods }}
+pods: {{ .pods }}
 worldSize: {{ mul $devices $nodes }}
-neuronCores: {{ mul $devices $cores }}
-procsPerNode: {{ ternary (mul $devices $cores) $devices $neuron }}
-neuron: {{ $neuron }}
+neuronCores: {{ mul $devices .cores }}
+procsPerNode: {{ ternary (mul $devices .cores) $devices .neuron }}
+neuron: {{ .neuron }}
 claimName: {{ $v.storage.claimName | default (printf "%s-data" $name) | quote }}
-accessMode: {{ $access }}
-singleNode: {{ $singleNode }}
-nodeLocal: {{ $nodeLocal }}
-rootOwned: {{ $rootOwned }}
-storageSize: {{ $v.storage.size | default (printf "%dGi" $sizeGi) | quote }}
-modelDir: {{ $modelDir | quote }}
-markerDir: {{ $markerDir | quote }}
+accessMode: {{ .access }}
+singleNode: {{ .singleNode }}
+nodeLocal: {{ .nodeLocal }}
+rootOwned: {{ .rootOwned }}
+storageSize: {{ $v.storage.size | default (printf "%dGi" .sizeGi) | quote }}
+modelDir: {{ .modelDir | quote }}
+markerDir: {{ .markerDir | quote }}
 serviceAccount: {{ $v.serviceAccount.name | default (ternary (printf "%s-sa" $name) "" $v.serviceAccount.create) | quote }}
 cpu: {{ $v.workload.cpu | default
     (printf "%d" (max 1 (div (mul (int $a.cpuPerNode) $devices) (int $a.devicesPerNode)))) | quote }}
 memory: {{ $v.workload.memory | default
     (printf "%dGi" (max 1 (div (mul (int $a.memoryPerNodeGi) $devices) (int $a.devicesPerNode)))) | quote }}
-program: {{ $program | quote }}
-programCommand: {{ toJson $programCommand }}
-image: {{ $image | quote }}
-downloadImage: {{ $downloadImage | quote }}
-steps: {{ toJson $steps }}
-stepsInPod: {{ $stepsInPod }}
-lnc: {{ $lnc }}
+program: {{ .program | quote }}
+programCommand: {{ toJson .programCommand }}
+image: {{ .image | quote }}
+downloadImage: {{ .downloadImage | quote }}
+steps: {{ toJson .steps }}
+stepsInPod: {{ .stepsInPod }}
+lnc: {{ .lnc }}
 fabric: {{ include "llm.fabric"
-    (dict "root" . "acc" $a "kind" $fabric "tcp" (and (eq $want "tcp") (ne $native "")) "name" $name) }}
-tpu: {{ toJson $tpu }}
+    (dict "root" .root "acc" $a "kind" $fabric "tcp" (and (eq $want "tcp") (ne $native "")) "name" $name) }}
+tpu: {{ toJson .tpu }}
 {{- end -}}
