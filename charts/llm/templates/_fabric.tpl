@@ -77,45 +77,72 @@ LR020, which otherwise warns about accelerator pods without their NICs. */ -}}
 
 {{/*
 llm.fabric.gke: GPUDirect on GKE (TCPX, TCPXO, RDMA with gIB); fills the
-"out" dict of llm.fabric. Inputs (dict): root, f (the catalog.fabrics
-entry), kind, out, name.
+"out" dict of llm.fabric. The parts below fill a state dict in turn: the
+inputs, o (the fabric values), release (the catalog.fabrics release in
+use), and the annotations, volumes, mounts, init (init containers) and
+env (before the fabric's own) they add to.
+Inputs (dict): root, f (the catalog.fabrics entry), kind, out, name.
 */}}
 {{- define "llm.fabric.gke" -}}
 {{- $o := .root.Values.fabric -}}
 {{- $f := .f -}}
 {{- $out := .out -}}
 {{- $release := get (get $f "releases" | default dict) ($o.release | default (get $f "release")) | default dict -}}
-{{- $plugin := $o.plugin | default (get $f "plugin") -}}
-{{- $annotations := dict -}}
-{{- $volumes := list -}}
-{{- $mounts := list -}}
-{{- $init := list -}}
-{{- $env := list -}}
-{{- /* The extra NICs: in the multi-network form, interfaces on the
-cluster's networks; in the host-network form, the node's own; with DRA, a
-claim for the managed RDMA devices. */ -}}
+{{- $g := dict "root" .root "f" $f "kind" .kind "out" $out "name" .name "o" $o "release" $release
+    "annotations" dict "volumes" list "mounts" list "init" list "env" list -}}
+{{- include "llm.fabric.gke.nics" $g -}}
+{{- include "llm.fabric.gke.plugin" $g -}}
+{{- include "llm.fabric.gke.daemon" $g -}}
+{{- $_ := set $out "annotations" $g.annotations -}}
+{{- $_ := set $out "initContainers" $g.init -}}
+{{- $_ := set $out "volumes" $g.volumes -}}
+{{- $_ := set $out "mounts" $g.mounts -}}
+{{- $_ := set $out "env" (concat $g.env $out.env) -}}
+{{- end -}}
+
+{{/*
+llm.fabric.gke.nics: the extra NICs: in the multi-network form, interfaces
+on the cluster's networks (annotations); in the host-network form, the
+node's own (out's hostNetwork and privileged); with DRA, a claim for the
+managed RDMA devices (out's claims). Input: the state of llm.fabric.gke;
+output: none, it sets out and annotations.
+*/}}
+{{- define "llm.fabric.gke.nics" -}}
+{{- $o := .o -}}
+{{- $out := .out -}}
 {{- if eq $o.attach "host" -}}
 {{- $_ := set $out "hostNetwork" true -}}
 {{- $_ := set $out "privileged" true -}}
 {{- else if eq $o.attach "dra" -}}
 {{- $_ := set $out "claims" (list (dict "name" "rdma" "resourceClaimTemplateName" (printf "%s-rdma" .name))) -}}
 {{- else -}}
-{{- $networks := $o.networks | default (get $f "networks") -}}
-{{- $names := get $f "interfaces" | default list -}}
+{{- $networks := $o.networks | default (get .f "networks") -}}
+{{- $names := get .f "interfaces" | default list -}}
 {{- if ne (len $networks) (len $names) -}}
 {{- fail (printf "LR019: /fabric/networks: %s attaches %d NICs (%s); %d networks are given, one per NIC in order" .kind
     (len $names) (join ", " $names) (len $networks)) -}}
 {{- end -}}
 {{- $interfaces := list (dict "interfaceName" "eth0" "network" "default") -}}
 {{- range $i, $name := $names }}{{ $interfaces = append $interfaces (dict "interfaceName" $name "network" (index $networks $i)) }}{{ end -}}
-{{- $_ := set $annotations "networking.gke.io/default-interface" "eth0" -}}
-{{- $_ := set $annotations "networking.gke.io/interfaces" (toJson $interfaces) -}}
+{{- $_ := set .annotations "networking.gke.io/default-interface" "eth0" -}}
+{{- $_ := set .annotations "networking.gke.io/interfaces" (toJson $interfaces) -}}
 {{- end -}}
-{{- /* The NCCL plugin: installed into the pod by an init container from the
-release's image, or from the host, where the cluster's installer put it
-(TCPX, TCPXO: next to the driver's libraries; gIB: its own directory). */ -}}
+{{- end -}}
+
+{{/*
+llm.fabric.gke.plugin: the NCCL plugin: installed into the pod by an init
+container from the release's image, or from the host, where the cluster's
+installer put it (TCPX, TCPXO: next to the driver's libraries; gIB: its
+own directory); the environment that finds it (LD_LIBRARY_PATH, out's
+profile), and the driver's libraries. Input: the state of llm.fabric.gke;
+output: none, it adds to volumes, mounts, init and env, and sets out.
+*/}}
+{{- define "llm.fabric.gke.plugin" -}}
+{{- $volumes := .volumes -}}
+{{- $mounts := .mounts -}}
+{{- $env := .env -}}
 {{- $dir := "/usr/local/nvidia/lib64" -}}
-{{- if eq $plugin "pod" -}}
+{{- if eq (.o.plugin | default (get .f "plugin")) "pod" -}}
 {{- $root := ternary "/usr/local/gib" "/usr/local/nccl-plugin" (eq .kind "gpudirect-rdma") -}}
 {{- $dir = printf "%s/lib64" $root -}}
 {{- $from := get (dict "gpudirect-tcpxo" "/var/lib/tcpxo" "gpudirect-rdma" "/var/lib/gib") .kind -}}
@@ -126,13 +153,13 @@ it is the NCCL PyTorch and vLLM load in place of the one they ship. */ -}}
     (eq .kind "gpudirect-rdma") -}}
 {{- $volumes = append $volumes (dict "name" "nccl-plugin" "emptyDir" dict) -}}
 {{- $mounts = append $mounts (dict "name" "nccl-plugin" "mountPath" $root) -}}
-{{- $init = append $init (dict
+{{- $_ := set $ "init" (append .init (dict
   "name" "nccl-plugin-installer"
-  "image" (include "llm.fabric.image" (dict "root" .root "release" $release "role" "plugin"))
+  "image" (include "llm.fabric.image" (dict "root" .root "release" .release "role" "plugin"))
   "command" (list "/bin/sh" "-c" (printf "set -e\n%s\ncp -R %s/. %s/" $install $from $root))
   "resources" (dict "requests" (dict "cpu" "150m" "memory" "64Mi"))
   "securityContext" (dict "allowPrivilegeEscalation" false)
-  "volumeMounts" (list (dict "name" "nccl-plugin" "mountPath" $root))) -}}
+  "volumeMounts" (list (dict "name" "nccl-plugin" "mountPath" $root)))) -}}
 {{- else if eq .kind "gpudirect-rdma" -}}
 {{- $dir = "/usr/local/gib/lib64" -}}
 {{- $volumes = append $volumes (dict "name" "gib" "hostPath" (dict "path" "/home/kubernetes/bin/gib")) -}}
@@ -148,25 +175,39 @@ lives in scripts/ beside lib64/. */ -}}
     (dict "name" "LD_LIBRARY_PATH"
     "value" (ternary "/usr/local/nvidia/lib64" (printf "%s:/usr/local/nvidia/lib64" $dir)
     (eq $dir "/usr/local/nvidia/lib64"))) -}}
-{{- with (get $f "envProfile") -}}
+{{- with (get .f "envProfile") -}}
 {{- if eq $.kind "gpudirect-rdma" -}}
-{{- $_ := set $out "profile" (printf "%s/scripts/%s" (dir $dir) .) -}}
+{{- $_ := set $.out "profile" (printf "%s/scripts/%s" (dir $dir) .) -}}
 {{- else -}}
 {{- $env = append $env (dict "name" "NCCL_LIB_DIR" "value" $dir) -}}
-{{- $_ := set $out "profile" (printf "%s/%s" $dir .) -}}
+{{- $_ := set $.out "profile" (printf "%s/%s" $dir .) -}}
 {{- end -}}
 {{- end -}}
 {{- /* The driver's libraries, where the daemon or a plugin installed on the
 host needs them. */ -}}
 {{- if ne .kind "gpudirect-rdma" }}{{ $volumes = prepend $volumes (dict "name" "nvidia" "hostPath" (dict "path" "/home/kubernetes/bin/nvidia")) }}{{ end -}}
-{{- /* The receive daemon (TCPX, TCPXO): a native sidecar with the GPUs'
-device files, the driver's libraries and the host's /sys and /proc/sys. */ -}}
+{{- $_ := set $ "volumes" $volumes -}}
+{{- $_ := set $ "mounts" $mounts -}}
+{{- $_ := set $ "env" $env -}}
+{{- end -}}
+
+{{/*
+llm.fabric.gke.daemon: the receive daemon (TCPX, TCPXO): a native sidecar
+with the GPUs' device files, the driver's libraries and the host's /sys
+and /proc/sys, and what the model's containers need to meet it. Input:
+the state of llm.fabric.gke; output: none, it adds to annotations,
+volumes, mounts, init and env.
+*/}}
+{{- define "llm.fabric.gke.daemon" -}}
 {{- if has .kind (list "gpudirect-tcpx" "gpudirect-tcpxo") -}}
+{{- $volumes := .volumes -}}
+{{- $mounts := .mounts -}}
+{{- $env := .env -}}
 {{- $daemon := printf "%s-daemon" (trimPrefix "gpudirect-" .kind) -}}
-{{- if not (get $out "hostNetwork") -}}
+{{- if not (get .out "hostNetwork") -}}
 {{- $devices := list -}}
-{{- range (get $f "daemonDevices") }}{{ $devices = append $devices (dict "path" .) }}{{ end -}}
-{{- $_ := set $annotations (printf "devices.gke.io/container.%s" $daemon) (toYaml $devices) -}}
+{{- range (get .f "daemonDevices") }}{{ $devices = append $devices (dict "path" .) }}{{ end -}}
+{{- $_ := set .annotations (printf "devices.gke.io/container.%s" $daemon) (toYaml $devices) -}}
 {{- end -}}
 {{- $volumes = concat $volumes (list
   (dict "name" "sys" "hostPath" (dict "path" "/sys"))
@@ -174,7 +215,7 @@ device files, the driver's libraries and the host's /sys and /proc/sys. */ -}}
 {{- $daemonMounts := list (dict "name" "nvidia" "mountPath" "/usr/local/nvidia")
     (dict "name" "sys" "mountPath" "/hostsysfs") (dict "name" "proc-sys" "mountPath" "/hostprocsysfs") -}}
 {{- $c := dict "name" $daemon
-    "image" (include "llm.fabric.image" (dict "root" .root "release" $release "role" "daemon")) "restartPolicy" "Always" -}}
+    "image" (include "llm.fabric.image" (dict "root" .root "release" .release "role" "daemon")) "restartPolicy" "Always" -}}
 {{- $daemonEnv := list (dict "name" "LD_LIBRARY_PATH" "value" "/usr/local/nvidia/lib64") -}}
 {{- $caps := list "NET_ADMIN" -}}
 {{- if eq .kind "gpudirect-tcpx" -}}
@@ -203,15 +244,13 @@ ready (~30 s); the startup probe holds the program until then. */ -}}
 {{- $_ := set $c "env" $daemonEnv -}}
 {{- $_ := set $c "resources" (dict "requests" (dict "cpu" "150m" "memory" "256Mi")) -}}
 {{- $_ := set $c "securityContext"
-    (ternary (dict "privileged" true) (dict "capabilities" (dict "add" $caps)) (get $out "hostNetwork")) -}}
+    (ternary (dict "privileged" true) (dict "capabilities" (dict "add" $caps)) (get .out "hostNetwork")) -}}
 {{- $_ := set $c "volumeMounts" $daemonMounts -}}
-{{- $init = append $init $c -}}
+{{- $_ := set $ "init" (append .init $c) -}}
+{{- $_ := set $ "volumes" $volumes -}}
+{{- $_ := set $ "mounts" $mounts -}}
+{{- $_ := set $ "env" $env -}}
 {{- end -}}
-{{- $_ := set $out "annotations" $annotations -}}
-{{- $_ := set $out "initContainers" $init -}}
-{{- $_ := set $out "volumes" $volumes -}}
-{{- $_ := set $out "mounts" $mounts -}}
-{{- $_ := set $out "env" (concat $env $out.env) -}}
 {{- end -}}
 
 {{/*

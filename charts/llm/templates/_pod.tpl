@@ -65,10 +65,23 @@ llmrender.dev/role: {{ . | quote }}
 {{- end }}
 {{- end -}}
 
-{{/* llm.pod.spec: the spec part of llm.pod.template (same inputs). */}}
+{{/*
+llm.pod.spec: the spec part of llm.pod.template (same inputs), as YAML
+lines: its settings, its placement, then its containers and volumes.
+*/}}
 {{- define "llm.pod.spec" -}}
-{{- $root := .root -}}
-{{- $v := $root.Values -}}
+{{- include "llm.pod.spec.settings" . -}}
+{{- include "llm.pod.spec.placement" . -}}
+{{- include "llm.pod.spec.containers" . -}}
+{{- end -}}
+
+{{/*
+llm.pod.spec.settings: the pod's restart policy, subdomain, host network,
+ServiceAccount, priority class, security context and image pull secrets.
+Input: the inputs of llm.pod.template; output: YAML lines of the spec.
+*/}}
+{{- define "llm.pod.spec.settings" -}}
+{{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 {{- $fabric := ternary $c.fabric dict (get . "accelerator" | default false) -}}
 {{- with get . "restartPolicy" }}
@@ -104,12 +117,22 @@ imagePullSecrets:
   - name: {{ . | quote }}
   {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/*
+llm.pod.spec.placement: where the pod runs: its node selector,
+tolerations, and the affinity that keeps a step's accelerator pods in one
+NVLink domain. Input: the inputs of llm.pod.template; output: YAML lines
+of the spec.
+*/}}
+{{- define "llm.pod.spec.placement" -}}
+{{- $c := .ctx -}}
 {{- $selector := get . "nodeSelector" }}
 {{- /* A claim this release creates is provisioned where its first pod
 runs (zonal disks and zonal file shares alike): a helper that mounts it
 with no placement of its own runs on the accelerator nodes, so whichever
 pod comes first, the volume is made in their zone. */ -}}
-{{- $makesClaim := and $v.storage.create (not (hasKey . "nodeSelector")) }}
+{{- $makesClaim := and .root.Values.storage.create (not (hasKey . "nodeSelector")) }}
 {{- if or (get . "accelerator") (and (get . "colocate") $c.singleNode) $makesClaim }}{{ $selector = $c.acc.nodeSelector }}{{ end }}
 {{- with $selector }}
 nodeSelector:
@@ -132,7 +155,7 @@ affinity:
     requiredDuringSchedulingIgnoredDuringExecution:
       - labelSelector:
           matchLabels:
-            app.kubernetes.io/instance: {{ $root.Release.Name | quote }}
+            app.kubernetes.io/instance: {{ .root.Release.Name | quote }}
             app.kubernetes.io/component: {{ .component | quote }}
         {{- if eq $c.run.kind "LeaderWorkerSet" }}
         matchLabelKeys:
@@ -140,6 +163,18 @@ affinity:
         {{- end }}
         topologyKey: {{ $domain.label | quote }}
 {{- end }}
+{{- end -}}
+
+{{/*
+llm.pod.spec.containers: the pod's init containers (the fabric's first),
+containers, volumes (the claim, then an accelerator pod's /dev/shm, the
+fabric's and the workload's extra ones, a helper's /tmp, then the
+caller's) and the fabric's resource claims. Input: the inputs of
+llm.pod.template; output: YAML lines of the spec.
+*/}}
+{{- define "llm.pod.spec.containers" -}}
+{{- $c := .ctx -}}
+{{- $fabric := ternary $c.fabric dict (get . "accelerator" | default false) -}}
 {{- $fabricInit := get $fabric "initContainers" }}
 {{- if or $fabricInit (get . "initContainers") }}
 initContainers:
@@ -164,7 +199,7 @@ volumes:
   {{- with $fabric.volumes }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
-  {{- with $v.workload.extraVolumes }}
+  {{- with .root.Values.workload.extraVolumes }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
   {{- end }}
