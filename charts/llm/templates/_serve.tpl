@@ -79,7 +79,67 @@ llm.ctx is: a serving render asks for it from a dozen templates. */ -}}
 {{- get .root $key -}}
 {{- end -}}
 
+{{/*
+llm.serve.compute: llm.serve's JSON, worked out afresh. Each of its parts
+below reads the inputs and the earlier parts' results from one dict and
+sets its own results into it; the fields are then read back from it.
+Inputs (dict): root, ctx, phase (optional). Output: llm.serve's JSON.
+*/}}
 {{- define "llm.serve.compute" -}}
+{{- $o := dict "root" .root "ctx" .ctx "phase" (get . "phase" | default "") -}}
+{{- $_ := include "llm.serve.compute.layout" $o -}}
+{{- $_ = include "llm.serve.compute.weights" $o -}}
+{{- $_ = include "llm.serve.compute.kvCache" $o -}}
+{{- $_ = include "llm.serve.compute.adapters" $o -}}
+{{- $_ = include "llm.serve.compute.env" $o -}}
+{{- $c := .ctx -}}
+{{- $s := .root.Values.serving -}}
+{{- $lws := $o.lws -}}
+{{- toJson (dict
+  "engine" $s.engine
+  "platform" $o.platform
+  "nodes" $o.nodes
+  "build" $o.build
+  "image" ($s.image | default (get $o.build "image") | default "")
+  "tp" $o.tp
+  "pp" $o.pp
+  "lws" $lws
+  "kind" (ternary "LeaderWorkerSet" "Deployment" $lws)
+  "group" (ternary "leaderworkerset.x-k8s.io" "apps" $lws)
+  "apiVersion" (ternary "leaderworkerset.x-k8s.io/v1" "apps/v1" $lws)
+  "service" (printf "%s-api" $c.name)
+  "model" $o.model
+  "pulls" $o.pulls
+  "source" $o.source
+  "bucket" $o.bucket
+  "servedName" ($s.servedModelName | default $o.repo)
+  "queueMetric" (get $o.server "queueMetric" | default "")
+  "kvCacheMetric" (get $o.server "kvCacheMetric" | default "")
+  "tokensMetric" (get $o.server "tokensMetric" | default "")
+  "maxModelLen" $o.maxLen
+  "kvBytes" $o.kvBytes
+  "maxNumSeqs" $o.seqs
+  "adapters" $o.adapters
+  "loraRank" $o.rank
+  "speculative" $o.spec
+  "expertParallel" $o.ep
+  "dataParallelAttention" $o.dpa
+  "dp" $o.dp
+  "dpLocal" (int $c.procsPerNode)
+  "startupMinutes" $o.startup
+  "disaggregated" (and $s.disaggregation.enabled true)
+  "hybrid" (and $s.disaggregation.enabled $lws $o.dpa true)
+  "env" $o.env) -}}
+{{- end -}}
+
+{{/*
+llm.serve.compute.layout: where one server runs and how it spreads over
+its devices. Input: llm.serve.compute's dict (root, ctx, phase). Sets
+nodes, platform, server (catalog.servers.<engine>), build, seqs (sequences
+at once, a rank's share), tp, pp, dpa (data-parallel attention), dp, lws
+and ep (expert parallelism).
+*/}}
+{{- define "llm.serve.compute.layout" -}}
 {{- $v := .root.Values -}}
 {{- $c := .ctx -}}
 {{- $s := $v.serving -}}
@@ -90,7 +150,10 @@ llm.ctx is: a serving render asks for it from a dozen templates. */ -}}
 {{- $m := $c.model -}}
 {{- /* The engine's build: gpu (NVIDIA, CUDA), rocm (AMD), tpu, neuron or cpu. */ -}}
 {{- $platform := "gpu" -}}
-{{- if $c.neuron }}{{ $platform = "neuron" }}{{ else if not $c.acc.resource }}{{ $platform = "cpu" }}{{ else if hasPrefix "amd.com/" $c.acc.resource }}{{ $platform = "rocm" }}{{ else if eq $c.acc.resource "google.com/tpu" }}{{ $platform = "tpu" }}{{ end -}}
+{{- if $c.neuron }}{{ $platform = "neuron" }}
+{{- else if not $c.acc.resource }}{{ $platform = "cpu" }}
+{{- else if hasPrefix "amd.com/" $c.acc.resource }}{{ $platform = "rocm" }}
+{{- else if eq $c.acc.resource "google.com/tpu" }}{{ $platform = "tpu" }}{{ end -}}
 {{- $server := get $v.catalog.servers $s.engine | default dict -}}
 {{- $build := get (get $server "platforms" | default dict) $platform | default dict -}}
 {{- /* The profile's own build of the engine, where the engine builds per
@@ -118,7 +181,25 @@ device (its wide expert-parallel path). */ -}}
 {{- /* serving.maxNumSeqs is the server's, whatever runs it: each rank
 runs its share (rules/serve.go: RankSeqs). */ -}}
 {{- $seqs = div (add $seqs (sub $dp 1)) $dp -}}
-{{- $lws := gt $nodes 1 -}}
+{{- /* A mixture-of-experts model on several GPUs spreads its experts over
+them (expert parallelism) instead of slicing every expert. */ -}}
+{{- $ep := or (eq $s.expertParallel "on") (and (eq $s.expertParallel "auto") $moe (or (gt $tp 1) $dpa)) -}}
+{{- $_ := set . "nodes" $nodes }}{{ $_ = set . "platform" $platform }}{{ $_ = set . "server" $server -}}
+{{- $_ = set . "build" $build }}{{ $_ = set . "seqs" $seqs }}{{ $_ = set . "tp" $tp }}{{ $_ = set . "pp" $pp -}}
+{{- $_ = set . "dpa" $dpa }}{{ $_ = set . "dp" $dp }}{{ $_ = set . "lws" (gt $nodes 1) }}{{ $_ = set . "ep" $ep -}}
+{{- end -}}
+
+{{/*
+llm.serve.compute.weights: where the server reads the model from, and how
+long it may take to start. Input: llm.serve.compute's dict, after layout.
+Sets pulls (true when the server downloads the weights itself), repo (the
+Hugging Face repository), bucket, source, model and startup (minutes).
+*/}}
+{{- define "llm.serve.compute.weights" -}}
+{{- $v := .root.Values -}}
+{{- $c := .ctx -}}
+{{- $s := $v.serving -}}
+{{- $m := $c.model -}}
 {{- /* The server downloads the weights itself unless a step does, or
 they are on the claim already (download.offline). */ -}}
 {{- $w := $s.weights -}}
@@ -137,6 +218,24 @@ CSI driver mounts it (gs:// by Cloud Storage FUSE, s3:// by Mountpoint). */ -}}
 {{- with $w.from }}{{ $source = . }}{{ end -}}
 {{- $model := ternary $repo $c.modelDir $pulls -}}
 {{- if eq $w.from "stream" }}{{ $model = $w.uri }}{{ else if eq $w.from "mount" }}{{ $model = $bucket.mountPath }}{{ end -}}
+{{- /* Start-up: the engine's own (compiling, CUDA graphs) plus reading
+the weights as fast as their source allows (catalog.weightSources). */ -}}
+{{- $rate := get (get $v.catalog.weightSources $source | default dict) "gbPerMinute" | default 6 | float64 -}}
+{{- $read := int64 (ceil (divf (float64 (int64 $m.checkpointBytes)) (mulf $rate 1000000000.0))) -}}
+{{- $startup := int $s.startupMinutes | default (add (int (get .build "startupMinutes" | default 10)) $read) | int -}}
+{{- $_ := set . "pulls" $pulls }}{{ $_ = set . "repo" $repo }}{{ $_ = set . "bucket" $bucket -}}
+{{- $_ = set . "source" $source }}{{ $_ = set . "model" $model }}{{ $_ = set . "startup" $startup -}}
+{{- end -}}
+
+{{/*
+llm.serve.compute.kvCache: the KV cache of a server. Input:
+llm.serve.compute's dict, after layout (tp, seqs). Sets maxLen
+(maxModelLen) and kvBytes (for seqs sequences, at least one, of maxLen
+tokens).
+*/}}
+{{- define "llm.serve.compute.kvCache" -}}
+{{- $s := .root.Values.serving -}}
+{{- $m := .ctx.model -}}
 {{- /* The KV cache (model.Facts.KVBytes computes the same): keys and
 values (2) of every layer for every KV head a GPU holds (vLLM copies a KV
 head to each of the tensor-parallel GPUs when there are fewer heads than
@@ -159,15 +258,21 @@ state-space layers keep no KV cache (their state per sequence is apart). */ -}}
 {{- $tokens := add (mul (sub $attention (add $sliding $chunked)) $maxLen) (mul $sliding (min $maxLen $window))
     (mul $chunked (min $maxLen $chunk)) -}}
 {{- $kvDtype := ternary 1 2 (eq $s.kvCacheDtype "fp8") -}}
-{{- $kvBytes := mul (max $kvHeads $tp 1) $width $kvDtype $tokens (max 1 $seqs) -}}
-{{- /* A mixture-of-experts model on several GPUs spreads its experts over
-them (expert parallelism) instead of slicing every expert. */ -}}
-{{- $ep := or (eq $s.expertParallel "on") (and (eq $s.expertParallel "auto") $moe (or (gt $tp 1) $dpa)) -}}
-{{- /* Start-up: the engine's own (compiling, CUDA graphs) plus reading
-the weights as fast as their source allows (catalog.weightSources). */ -}}
-{{- $rate := get (get $v.catalog.weightSources $source | default dict) "gbPerMinute" | default 6 | float64 -}}
-{{- $read := int64 (ceil (divf (float64 (int64 $m.checkpointBytes)) (mulf $rate 1000000000.0))) -}}
-{{- $startup := int $s.startupMinutes | default (add (int (get $build "startupMinutes" | default 10)) $read) | int -}}
+{{- $_ := set . "maxLen" $maxLen -}}
+{{- $_ = set . "kvBytes" (mul (max $kvHeads .tp 1) $width $kvDtype $tokens (max 1 .seqs)) -}}
+{{- end -}}
+
+{{/*
+llm.serve.compute.adapters: what the server loads beside the model.
+Input: llm.serve.compute's dict, after weights (pulls). Sets adapters
+({name, path}), rank (the largest LoRA rank, 0: the engine's default) and
+spec (speculative decoding: {method, tokens, model, revision}, empty for
+none).
+*/}}
+{{- define "llm.serve.compute.adapters" -}}
+{{- $v := .root.Values -}}
+{{- $s := $v.serving -}}
+{{- $m := .ctx.model -}}
 {{- /* LoRA adapters: from the claim where the download step put them, or
 from the hub. vLLM takes a rank from its own list of sizes. */ -}}
 {{- $adapters := list -}}
@@ -175,7 +280,7 @@ from the hub. vLLM takes a rank from its own list of sizes. */ -}}
 {{- $given := gt $rank 0 -}}
 {{- /* With no download step for the weights, servers take the adapters
 from the hub too, unless nothing may call out (download.offline). */ -}}
-{{- $adaptersFromHub := or $pulls (ne $w.from "") -}}
+{{- $adaptersFromHub := or .pulls (ne $s.weights.from "") -}}
 {{- range $s.lora.adapters -}}
 {{- $adapters = append $adapters
     (dict "name" .name "path" (ternary .hfRepo (printf "%s/adapters/%s" $v.storage.mountPath .name) $adaptersFromHub)) -}}
@@ -203,8 +308,20 @@ the adapters do. */ -}}
 {{- if $adaptersFromHub }}{{ $_ := set $spec "revision" ($sp.draft.revision | default "main") }}{{ end -}}
 {{- end -}}
 {{- end -}}
+{{- $_ := set . "adapters" $adapters }}{{ $_ = set . "rank" $rank }}{{ $_ = set . "spec" $spec -}}
+{{- end -}}
+
+{{/*
+llm.serve.compute.env: the environment the server adds (a list of
+{name, value}). Input: llm.serve.compute's dict, after the parts above.
+Sets env.
+*/}}
+{{- define "llm.serve.compute.env" -}}
+{{- $v := .root.Values -}}
+{{- $s := $v.serving -}}
+{{- $platform := .platform -}}
 {{- $env := list -}}
-{{- if $pulls -}}
+{{- if .pulls -}}
 {{- /* The server's download cache is on the claim: a restarted server
 does not download again. */ -}}
 {{- $env = append $env (dict "name" "HF_HOME" "value" (printf "%s/huggingface" $v.storage.mountPath)) -}}
@@ -213,8 +330,8 @@ does not download again. */ -}}
 {{- /* Neuron: the compiled model is kept on the claim, in a directory
 named after what it was compiled for; the server compiles it there on its
 first start and loads it afterwards. */ -}}
-{{- $in := dict "model" $repo "revision" $v.model.revision "tp" $tp "maxModelLen" $maxLen "maxNumSeqs" $seqs
-    "lnc" (int $c.lnc) "image" ($s.image | default (get $build "image")) -}}
+{{- $in := dict "model" .repo "revision" $v.model.revision "tp" .tp "maxModelLen" .maxLen "maxNumSeqs" .seqs
+    "lnc" (int .ctx.lnc) "image" ($s.image | default (get .build "image")) -}}
 {{- $env = append $env
     (dict "name" "NEURON_COMPILED_ARTIFACTS"
     "value" (printf "%s/neuron-compiled/%s-%s" $v.storage.mountPath $v.model.name (toJson $in | sha256sum | trunc 12))) -}}
@@ -225,51 +342,17 @@ server does not compile again (GKE's vLLM TPU sample keeps them on a
 bucket the same way). */ -}}
 {{- $env = append $env (dict "name" "VLLM_XLA_CACHE_PATH" "value" (printf "%s/xla-cache" $v.storage.mountPath)) -}}
 {{- end -}}
-{{- if and (eq $platform "cpu") (gt $seqs 0) -}}
+{{- if and (eq $platform "cpu") (gt .seqs 0) -}}
 {{- /* vLLM on CPU sizes its KV cache from this variable, in GiB (its own
 default without it). */ -}}
 {{- $env = append $env
-    (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (printf "%d" (max 1 (div (add $kvBytes 1073741823) 1073741824)))) -}}
+    (dict "name" "VLLM_CPU_KVCACHE_SPACE" "value" (printf "%d" (max 1 (div (add .kvBytes 1073741823) 1073741824)))) -}}
 {{- end -}}
-{{- $env = concat $env (get $build "env" | default list) -}}
+{{- $env = concat $env (get .build "env" | default list) -}}
 {{- /* Programs of the user's (workload.command) find the weights where the
 server reads them. */ -}}
-{{- if $w.from }}{{ $env = append $env (dict "name" "MODEL_DIR" "value" $model) }}{{ end -}}
-{{- toJson (dict
-  "engine" $s.engine
-  "platform" $platform
-  "nodes" $nodes
-  "build" $build
-  "image" ($s.image | default (get $build "image") | default "")
-  "tp" $tp
-  "pp" $pp
-  "lws" $lws
-  "kind" (ternary "LeaderWorkerSet" "Deployment" $lws)
-  "group" (ternary "leaderworkerset.x-k8s.io" "apps" $lws)
-  "apiVersion" (ternary "leaderworkerset.x-k8s.io/v1" "apps/v1" $lws)
-  "service" (printf "%s-api" $c.name)
-  "model" $model
-  "pulls" $pulls
-  "source" $source
-  "bucket" $bucket
-  "servedName" ($s.servedModelName | default $repo)
-  "queueMetric" (get $server "queueMetric" | default "")
-  "kvCacheMetric" (get $server "kvCacheMetric" | default "")
-  "tokensMetric" (get $server "tokensMetric" | default "")
-  "maxModelLen" $maxLen
-  "kvBytes" $kvBytes
-  "maxNumSeqs" $seqs
-  "adapters" $adapters
-  "loraRank" $rank
-  "speculative" $spec
-  "expertParallel" $ep
-  "dataParallelAttention" $dpa
-  "dp" $dp
-  "dpLocal" (int $c.procsPerNode)
-  "startupMinutes" $startup
-  "disaggregated" (and $s.disaggregation.enabled true)
-  "hybrid" (and $s.disaggregation.enabled $lws $dpa true)
-  "env" $env) -}}
+{{- if $s.weights.from }}{{ $env = append $env (dict "name" "MODEL_DIR" "value" .model) }}{{ end -}}
+{{- $_ := set . "env" $env -}}
 {{- end -}}
 
 {{/*
@@ -305,13 +388,39 @@ Inputs (dict): root, serve (llm.serve), role ("leader", "worker", or ""
 for a one-node server), phase ("prefill", "decode" or "").
 */}}
 {{- define "llm.serve.command" -}}
+{{- $p := .serve -}}
+{{- $o := dict "root" .root "serve" $p "role" .role "phase" (get . "phase" | default "") -}}
+{{- if eq $p.engine "sglang" -}}
+{{- $_ := include "llm.serve.command.sglang" $o -}}
+{{- else -}}
+{{- $_ := include "llm.serve.command.vllm" $o -}}
+{{- $_ = include "llm.serve.command.vllmParallel" $o -}}
+{{- end -}}
+{{- $args := $o.args -}}
+{{- if $o.phase -}}
+{{- $args = append $args "--kv-transfer-config={\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}" -}}
+{{- end -}}
+{{- $args = concat $args .root.Values.serving.args -}}
+{{- /* A node's first engine is its index times the engines of a node:
+arithmetic, so a shell computes it and execs the server. */ -}}
+{{- if and $p.dataParallelAttention (eq $p.engine "vllm") (eq .role "worker") -}}
+{{- $args = concat
+    (list "/bin/sh" "-c" (printf "exec \"$@\" --data-parallel-start-rank=$((LWS_WORKER_INDEX * %d))" (int $p.dpLocal))
+    "server") $args -}}
+{{- end -}}
+{{- toYaml $args -}}
+{{- end -}}
+
+{{/*
+llm.serve.command.sglang: SGLang's command line, before the arguments
+every engine ends with. Input: llm.serve.command's dict (root, serve,
+role, phase). Sets args (a list).
+*/}}
+{{- define "llm.serve.command.sglang" -}}
 {{- $v := .root.Values -}}
 {{- $s := $v.serving -}}
 {{- $p := .serve -}}
-{{- $phase := get . "phase" | default "" -}}
-{{- $args := list -}}
-{{- if eq $p.engine "sglang" -}}
-{{- $args = list "python3" "-m" "sglang.launch_server"
+{{- $args := list "python3" "-m" "sglang.launch_server"
   (printf "--model-path=%s" $p.model)
   (printf "--served-model-name=%s" $p.servedName)
   "--host=0.0.0.0"
@@ -357,11 +466,22 @@ tokens alone. */ -}}
 {{- $args = concat $args
     (list "--dist-init-addr=$(LWS_LEADER_ADDRESS):20000" "--nnodes=$(LWS_GROUP_SIZE)" "--node-rank=$(LWS_WORKER_INDEX)") -}}
 {{- end -}}
-{{- else -}}
-{{- $args = list "vllm" "serve" $p.model
+{{- $_ := set . "args" $args -}}
+{{- end -}}
+
+{{/*
+llm.serve.command.vllm: vLLM's command line up to its parallelism: the
+model, where it listens, its sizes, LoRA adapters, the KV cache's type and
+speculative decoding. Input: llm.serve.command's dict (root, serve, role,
+phase). Sets args (a list).
+*/}}
+{{- define "llm.serve.command.vllm" -}}
+{{- $s := .root.Values.serving -}}
+{{- $p := .serve -}}
+{{- $args := list "vllm" "serve" $p.model
   (printf "--served-model-name=%s" $p.servedName)
   "--host=0.0.0.0"
-  (printf "--port=%s" (include "llm.serve.vllmPort" (dict "root" .root "phase" $phase)))
+  (printf "--port=%s" (include "llm.serve.vllmPort" (dict "root" .root "phase" .phase)))
   (printf "--tensor-parallel-size=%d" (int $p.tp))
   (printf "--pipeline-parallel-size=%d" (int $p.pp))
   (printf "--max-model-len=%d" (int $p.maxModelLen)) -}}
@@ -388,6 +508,19 @@ draft_model or ngram). */ -}}
 {{- with get . "revision" }}{{ $_ := set $cfg "revision" . }}{{ end -}}
 {{- $args = append $args (printf "--speculative-config=%s" (toJson $cfg)) -}}
 {{- end -}}
+{{- $_ := set . "args" $args -}}
+{{- end -}}
+
+{{/*
+llm.serve.command.vllmParallel: vLLM's arguments after
+llm.serve.command.vllm's: expert parallelism, the weights' revision and
+load format, and how the server spreads over data-parallel ranks and
+nodes. Input: llm.serve.command's dict, with args. Sets args.
+*/}}
+{{- define "llm.serve.command.vllmParallel" -}}
+{{- $v := .root.Values -}}
+{{- $p := .serve -}}
+{{- $args := .args -}}
 {{- if $p.expertParallel }}{{ $args = append $args "--enable-expert-parallel" }}{{ end -}}
 {{- if $p.pulls }}{{ $args = append $args (printf "--revision=%s" $v.model.revision) }}{{ end -}}
 {{- if eq $p.source "stream" -}}
@@ -411,19 +544,7 @@ for its own engines, the picker choosing among the nodes. */ -}}
     "--master-addr=$(LWS_LEADER_ADDRESS)") -}}
 {{- if eq .role "worker" }}{{ $args = append $args "--headless" }}{{ end -}}
 {{- end -}}
-{{- end -}}
-{{- if $phase -}}
-{{- $args = append $args "--kv-transfer-config={\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}" -}}
-{{- end -}}
-{{- $args = concat $args $s.args -}}
-{{- /* A node's first engine is its index times the engines of a node:
-arithmetic, so a shell computes it and execs the server. */ -}}
-{{- if and $p.dataParallelAttention (eq $p.engine "vllm") (eq .role "worker") -}}
-{{- $args = concat
-    (list "/bin/sh" "-c" (printf "exec \"$@\" --data-parallel-start-rank=$((LWS_WORKER_INDEX * %d))" (int $p.dpLocal))
-    "server") $args -}}
-{{- end -}}
-{{- toYaml $args -}}
+{{- $_ := set . "args" $args -}}
 {{- end -}}
 
 {{/*
@@ -491,7 +612,9 @@ the program in every mode. */ -}}
   "image" (include "llm.image" (dict "root" $root "ref" $d.sidecarImage))
   "imagePullPolicy" "IfNotPresent"
   "restartPolicy" "Always"
-  "args" (list (printf "--port=%d" (int $root.Values.serving.port)) (printf "--vllm-port=%s" (include "llm.serve.vllmPort" (dict "root" $root "phase" $phase))) "--kv-connector=nixlv2" "--secure-proxy=false")
+  "args" (list (printf "--port=%d" (int $root.Values.serving.port))
+    (printf "--vllm-port=%s" (include "llm.serve.vllmPort" (dict "root" $root "phase" $phase)))
+    "--kv-connector=nixlv2" "--secure-proxy=false")
   "ports" (list (dict "name" "http" "containerPort" (int $root.Values.serving.port)))
   "resources" (dict "requests" (dict "cpu" "250m" "memory" "256Mi") "limits" (dict "memory" "1Gi"))
   "securityContext" (include "llm.helper.securityContext" (dict "root" $root "ctx" .ctx) | fromYaml) -}}
