@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmrender/llmrender/renderer"
 )
 
 // Network through --post-render: only files inside DIR load.
@@ -60,7 +62,11 @@ func TestRunawayTemplatesStop(t *testing.T) {
 			if c.values != "" {
 				files["values.yaml"] = c.values
 			}
-			res := run{args: []string{"render", "--chart", chart(t, files)}, timeout: 15 * time.Second}.do(t)
+			// Each runaway ends on a budget; a million includes take some
+			// 6 s on a quiet 2-core machine, more on a busy one. The
+			// render's own wall-time limit ends whatever the other limits
+			// miss, so the test waits past it and only a hang is killed.
+			res := run{args: []string{"render", "--chart", chart(t, files)}, timeout: renderer.DefaultLimits.Time + 30*time.Second}.do(t)
 			if c.want == "" {
 				res.expect(t, 0)
 				return
