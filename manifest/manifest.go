@@ -3,6 +3,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"path"
 	"runtime"
@@ -202,9 +203,18 @@ func objectAdder(inFile bool, warn func(string), repeated func(*Object, string),
 		source string
 		line   int
 	}
-	seen := map[string]place{}
+	// seen holds a 128-bit FNV hash of each object's identity, not the
+	// identity itself: a dump of a cluster holds hundreds of thousands of
+	// objects, and their identities were most of what lint kept per
+	// object. Two identities share a hash with a probability of about
+	// n²/2^129, some 10^-27 for a million objects.
+	seen := map[[16]byte]place{}
+	h := fnv.New128a()
 	add := func(source string, obj *Object) error {
-		key := obj.APIVersion + " " + obj.ID()
+		var key [16]byte
+		h.Reset()
+		io.WriteString(h, obj.APIVersion+" "+obj.ID())
+		h.Sum(key[:0])
 		at, dup := seen[key]
 		first := at.source
 		if dup && repeated != nil {

@@ -148,6 +148,22 @@ func TestManifestsErrors(t *testing.T) {
 	}
 }
 
+// An object repeats only when apiVersion, kind, namespace and name are all
+// the same: objects that differ in one of them are distinct.
+func TestRepeatsAreWholeIdentities(t *testing.T) {
+	obj := func(apiVersion, kind, ns, name string) string {
+		return fmt.Sprintf("---\napiVersion: %s\nkind: %s\nmetadata:\n  name: %q\n  namespace: %q\n", apiVersion, kind, name, ns)
+	}
+	distinct := obj("v1", "ConfigMap", "a", "x") + obj("apps/v1", "ConfigMap", "a", "x") + obj("v1", "Secret", "a", "x") +
+		obj("v1", "ConfigMap", "b", "x") + obj("v1", "ConfigMap", "a", "y") + obj("v1", "ConfigMap", "", "x")
+	if _, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: distinct}}); err != nil {
+		t.Fatalf("distinct objects: %v", err)
+	}
+	if _, err := Manifests([]Rendered{{Name: "c/templates/a.yaml", Text: distinct + obj("v1", "ConfigMap", "b", "x")}}); err == nil || !strings.Contains(err.Error(), "v1 b/ConfigMap/x is rendered twice") {
+		t.Errorf("a repeat: %v", err)
+	}
+}
+
 // Duplicate keys are found in small maps (a scan) and large ones (an index),
 // and a map with many keys stays linear.
 func TestManifestsDuplicateKeysInLargeMaps(t *testing.T) {
