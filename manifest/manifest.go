@@ -211,9 +211,10 @@ func objectAdder(inFile bool, warn func(string), repeated func(*Object, string),
 	seen := map[[16]byte]place{}
 	h := fnv.New128a()
 	add := func(source string, obj *Object) error {
+		identity := obj.APIVersion + " " + obj.ID()
 		var key [16]byte
 		h.Reset()
-		io.WriteString(h, obj.APIVersion+" "+obj.ID())
+		io.WriteString(h, identity)
 		h.Sum(key[:0])
 		at, dup := seen[key]
 		first := at.source
@@ -221,10 +222,10 @@ func objectAdder(inFile bool, warn func(string), repeated func(*Object, string),
 			repeated(obj, fmt.Sprintf("%s:%d", at.source, at.line))
 			return fn(obj)
 		} else if dup && warn != nil {
-			warn(fmt.Sprintf("%s: rendered output line %d: %s is rendered twice (also by %s); both are kept, as Helm does", source, obj.Line, redact.Label(obj.APIVersion+" "+obj.ID()), first))
+			warn(fmt.Sprintf("%s: rendered output line %d: %s is rendered twice (also by %s); both are kept, as Helm does", source, obj.Line, redact.Label(identity), first))
 		} else if dup {
 			return &ManifestError{Template: source, Line: obj.Line, File: inFile,
-				Msg: fmt.Sprintf("%s is rendered twice (also by %s)", redact.Label(obj.APIVersion+" "+obj.ID()), first)}
+				Msg: fmt.Sprintf("%s is rendered twice (also by %s)", redact.Label(identity), first)}
 		}
 		seen[key] = place{source, obj.Line}
 		return fn(obj)
