@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/llmrender/llmrender/manifest"
@@ -48,13 +51,20 @@ func TestMatrix(t *testing.T) {
 	}
 	catalog := c.Values["catalog"].(map[string]any)
 	cases := matrix.Cases(catalog)
+	if _, err := checksChart(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
 	rendered, refused := 0, map[string]int{}
-	for _, mc := range cases {
+	eachAtOnce(len(cases), func(i int) {
+		mc := cases[i]
 		set := mc.String()
 		res, err := Render(Request{Chart: c, Sources: mc.Sources(), Options: renderer.Options{Strict: true}})
 		var failed *rules.Failed
 		switch {
 		case errors.As(err, &failed):
+			mu.Lock()
+			defer mu.Unlock()
 			for _, f := range failed.Findings {
 				if f.Rule == "" || f.Message == "" {
 					t.Errorf("%s: finding without rule or message: %v", set, f)
@@ -67,12 +77,14 @@ func TestMatrix(t *testing.T) {
 				}
 				refused[f.Rule]++
 			}
-			continue
+			return
 		case err != nil:
 			t.Errorf("%s: not a rule error: %v", set, err)
-			continue
+			return
 		}
+		mu.Lock()
 		rendered++
+		mu.Unlock()
 		if sampled(set, 3) {
 			checkChartAccepts(t, set, mc.Sources())
 		}
@@ -108,11 +120,27 @@ func TestMatrix(t *testing.T) {
 		if found == 0 {
 			t.Errorf("%s: no compute container rendered", set)
 		}
-	}
+	})
 	t.Logf("%d combinations rendered, refusals by rule: %v", rendered, refused)
 	if rendered < len(cases)/2 || refused["LR008"] == 0 {
 		t.Errorf("only %d combinations rendered; the matrix proves little", rendered)
 	}
+}
+
+// eachAtOnce calls fn for 0..n-1 on every core the process may use
+// (TestConcurrentRendersAgree holds that renders may run side by side);
+// fn reports through t, whose methods are safe from any goroutine.
+func eachAtOnce(n int, fn func(i int)) {
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // walkContainers calls fn for every container and init container in any

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/llmrender/llmrender/rules"
@@ -35,7 +36,7 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 		"serving.disaggregation.enabled=true,serving.disaggregation.prefill.replicas=3,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw",
 		"serving.disaggregation.enabled=true,serving.disaggregation.prefill.nodes=2,serving.disaggregation.decode.nodes=4,serving.inferencePool.enabled=true,serving.inferencePool.gateway.name=gw",
 	}
-	compared, refused := 0, map[string]int{}
+	var sets []string
 	// Dense, GQA with a head_dim of its own (qwen3-8b), MoE with sliding
 	// windows and MXFP4 weights (gpt-oss-20b), MoE (qwen3-30b-a3b), MoE with
 	// MLA and FP8 weights (deepseek-v3: data-parallel attention on its own).
@@ -53,23 +54,34 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 					if variant != "" {
 						set += "," + variant
 					}
-					res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{set}}})
-					var failed *rules.Failed
-					if errors.As(err, &failed) {
-						for _, f := range failed.Findings {
-							refused[f.Rule]++
-						}
-						continue
-					}
-					if err != nil {
-						t.Fatalf("%s: %v", set, err)
-					}
-					compareServer(t, set, res)
-					compared++
+					sets = append(sets, set)
 				}
 			}
 		}
 	}
+	var mu sync.Mutex
+	compared, refused := 0, map[string]int{}
+	eachAtOnce(len(sets), func(i int) {
+		set := sets[i]
+		res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{set}}})
+		var failed *rules.Failed
+		if errors.As(err, &failed) {
+			mu.Lock()
+			for _, f := range failed.Findings {
+				refused[f.Rule]++
+			}
+			mu.Unlock()
+			return
+		}
+		if err != nil {
+			t.Errorf("%s: %v", set, err)
+			return
+		}
+		compareServer(t, set, res)
+		mu.Lock()
+		compared++
+		mu.Unlock()
+	})
 	t.Logf("%d servers compared; refusals by rule: %v", compared, refused)
 	least := 50
 	if testing.Short() {
