@@ -98,10 +98,13 @@ func only(profile string, n int) []NodeSpec {
 	return []NodeSpec{{Shape: profile, Count: n, Zone: "zone-b"}}
 }
 
-// The reference scenarios, each applied in file order, in reverse, in a
-// shuffled order and wave by wave as Argo CD does, on nodes shaped as its
-// cloud makes them. Every run must complete with exactly the nodes the
-// values ask for.
+// The reference scenarios, each applied in file order, in reverse and wave
+// by wave as Argo CD does, on nodes shaped as its cloud makes them. Every
+// run must complete with exactly the nodes the values ask for. File order
+// and its reverse put every two objects of a set in both orders, so that
+// no object may need another to arrive first; a shuffled order would only
+// repeat pairs the two have covered (TestModes and TestServe apply in
+// shuffled orders of their own).
 var examples = []struct {
 	name  string
 	nodes []NodeSpec
@@ -155,7 +158,7 @@ var examples = []struct {
 func TestExamples(t *testing.T) {
 	for i, ex := range examples {
 		files, label := exampleInput(ex.name)
-		for _, apply := range []string{"kubectl", "reverse", "shuffle:1", "argocd"} {
+		for _, apply := range []string{"kubectl", "reverse", "argocd"} {
 			t.Run(label+"/"+apply, func(t *testing.T) {
 				t.Parallel()
 				name := fmt.Sprintf("ex%d-%s", i, strings.NewReplacer(":", "", "kubectl", "kctl", "reverse", "rev").Replace(apply))
