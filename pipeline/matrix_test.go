@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/llmrender/llmrender/manifest"
@@ -16,6 +14,7 @@ import (
 	"github.com/llmrender/llmrender/values"
 
 	"github.com/llmrender/llmrender/internal/examples"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/modes/matrix"
 	"github.com/llmrender/llmrender/rules"
 )
@@ -56,7 +55,7 @@ func TestMatrix(t *testing.T) {
 	}
 	var mu sync.Mutex
 	rendered, refused := 0, map[string]int{}
-	eachAtOnce(len(cases), func(i int) {
+	testkit.EachAtOnce(len(cases), func(i int) {
 		mc := cases[i]
 		set := mc.String()
 		res, err := Render(Request{Chart: c, Sources: mc.Sources(), Options: renderer.Options{Strict: true}})
@@ -125,22 +124,6 @@ func TestMatrix(t *testing.T) {
 	if rendered < len(cases)/2 || refused["LR008"] == 0 {
 		t.Errorf("only %d combinations rendered; the matrix proves little", rendered)
 	}
-}
-
-// eachAtOnce calls fn for 0..n-1 on every core the process may use
-// (TestConcurrentRendersAgree holds that renders may run side by side);
-// fn reports through t, whose methods are safe from any goroutine.
-func eachAtOnce(n int, fn func(i int)) {
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // walkContainers calls fn for every container and init container in any

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/rules"
 	"github.com/llmrender/llmrender/values"
 )
@@ -61,7 +62,7 @@ func TestServeChartAndRulesAgree(t *testing.T) {
 	}
 	var mu sync.Mutex
 	compared, refused := 0, map[string]int{}
-	eachAtOnce(len(sets), func(i int) {
+	testkit.EachAtOnce(len(sets), func(i int) {
 		set := sets[i]
 		res, err := Render(Request{Chart: c, Sources: values.Sources{Set: []string{set}}})
 		var failed *rules.Failed

@@ -9,12 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	examplefiles "github.com/llmrender/llmrender/internal/examples"
+	"github.com/llmrender/llmrender/internal/testkit"
 	"github.com/llmrender/llmrender/internal/tree"
 	"github.com/llmrender/llmrender/modes"
 	"github.com/llmrender/llmrender/modes/matrix"
@@ -163,7 +162,7 @@ var everySetOnce = sync.OnceValues(func() ([]manifestSet, error) {
 	defer debug.SetGCPercent(debug.SetGCPercent(300))
 	matrixSets := make([]manifestSet, len(cases))
 	errs := make([]error, len(cases))
-	eachAtOnce(len(cases), func(i int) {
+	testkit.EachAtOnce(len(cases), func(i int) {
 		objs, err := RenderRequest(pipeline.Request{Sources: cases[i].Sources(), Options: renderer.Options{Namespace: "dryrun"}})
 		var failed *rules.Failed
 		switch {
@@ -185,22 +184,6 @@ var everySetOnce = sync.OnceValues(func() ([]manifestSet, error) {
 	}
 	return sets, shareIdentical(sets)
 })
-
-// eachAtOnce calls fn for 0..n-1 on every core the process may use
-// (pipeline's TestConcurrentRendersAgree holds that renders may run side
-// by side).
-func eachAtOnce(n int, fn func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
-}
 
 // shareIdentical makes the sets' identical objects one object (a third of
 // the matrix's are a claim, a download Job or a Service another render
