@@ -50,6 +50,8 @@ func TestMatrix(t *testing.T) {
 	}
 	catalog := c.Values["catalog"].(map[string]any)
 	cases := matrix.Cases(catalog)
+	// Loaded here, on the test's goroutine: checkChartAccepts stops the
+	// test when it cannot load, which a worker's goroutine may not do.
 	if _, err := checksChart(); err != nil {
 		t.Fatal(err)
 	}
