@@ -1,7 +1,14 @@
-# llmrender: see README.md. Pinned tools are built from the Go module proxy
-# into .tools/ (gitignored) once per machine.
+# llmrender: see README.md.
 GO        ?= go
-TOOLS     ?= $(CURDIR)/.tools
+# The pinned tools the tests run are built from the Go module proxy once per
+# machine, into a cache beside Go's own that every clone and worktree shares
+# (TOOLS=DIR puts them elsewhere; make clean-tools empties it). A tool built
+# from this repository's own files, or patched by hack/build-operator.sh,
+# lives in a folder named after a hash of those files, so that clones at
+# different commits never run each other's builds.
+TOOLS     ?= $(or $(XDG_CACHE_HOME),$(if $(HOME),$(HOME)/.cache,$(CURDIR)/.cache))/llmrender/tools
+inputs_key = $(shell cat $(1) | sha256sum | cut -c1-10)
+OPERATOR_KEY := $(call inputs_key,hack/build-operator.sh hack/smoke.sh)
 HELM_VERSION      := v3.22.0
 KUSTOMIZE_VERSION := v5.8.2
 # helm and kustomize are built as their releases are (no cgo, stripped),
@@ -15,11 +22,12 @@ AS_RELEASED := CGO_ENABLED=0 $(GO) install -trimpath -ldflags "-s -w"
 # (hack/build-operator.sh) with GONOSUMDB set for that module alone.
 KPT_VERSION := v1.0.0-beta.54
 KPT_MODULE  := github.com/GoogleContainerTools/kpt
-KPT         := $(TOOLS)/kpt-$(KPT_VERSION)/kpt
+KPT         := $(TOOLS)/kpt-$(KPT_VERSION)-$(OPERATOR_KEY)/kpt
 # kube-apiserver, etcd, kube-scheduler and kube-controller-manager, built by
 # hack/tools (its own module, pinned there).
 K8S_VERSION := v1.36.3
-K8S_TOOLS   := $(TOOLS)/k8s-$(K8S_VERSION)
+K8S_KEY     := $(call inputs_key,hack/tools/go.mod hack/tools/go.sum $(sort $(wildcard hack/tools/*/main.go)) hack/smoke.sh)
+K8S_TOOLS   := $(TOOLS)/k8s-$(K8S_VERSION)-$(K8S_KEY)
 KUBE_APISERVER := $(K8S_TOOLS)/kube-apiserver
 ETCD        := $(K8S_TOOLS)/etcd
 KUBE_SCHEDULER          := $(K8S_TOOLS)/kube-scheduler
@@ -39,7 +47,7 @@ ACTION_VALIDATOR := $(TOOLS)/action-validator-$(ACTION_VALIDATOR_VERSION)
 # Argo CD's CMP server and repo-server stream code, run in one process
 # (hack/argocd-cmp, its own module) against argocd/plugin.yaml.
 ARGOCD_VERSION := v3.5.7
-ARGOCD_CMP     := $(TOOLS)/argocd-cmp-$(ARGOCD_VERSION)/argocd-cmp
+ARGOCD_CMP     := $(TOOLS)/argocd-cmp-$(ARGOCD_VERSION)-$(call inputs_key,hack/argocd-cmp/go.mod hack/argocd-cmp/go.sum hack/argocd-cmp/main.go)/argocd-cmp
 KWOK_VERSION              := v0.8.0
 MPI_OPERATOR_VERSION      := v0.8.0
 TRAINING_OPERATOR_VERSION := v1.9.2
@@ -59,21 +67,19 @@ DRA_NVIDIA_VERSION        := v0.4.1
 # sidecar, at the release serving.disaggregation runs.
 LLMD_SCHEDULER_VERSION    := v0.7.1
 KWOK                := $(TOOLS)/kwok-$(KWOK_VERSION)/kwok
-MPI_OPERATOR        := $(TOOLS)/mpi-operator-$(MPI_OPERATOR_VERSION)/mpi-operator
-TRAINING_OPERATOR   := $(TOOLS)/training-operator-$(TRAINING_OPERATOR_VERSION)/training-operator
-VOLCANO_SCHEDULER          := $(TOOLS)/volcano-$(VOLCANO_VERSION)/vc-scheduler
-VOLCANO_CONTROLLER_MANAGER := $(TOOLS)/volcano-$(VOLCANO_VERSION)/vc-controller-manager
-KUBERAY             := $(TOOLS)/kuberay-$(KUBERAY_VERSION)/kuberay-operator
-JOBSET              := $(TOOLS)/jobset-$(JOBSET_VERSION)/jobset-controller
-LWS                 := $(TOOLS)/lws-$(LWS_VERSION)/lws-controller
-KUEUE               := $(TOOLS)/kueue-$(KUEUE_VERSION)/kueue
-TRAINER             := $(TOOLS)/trainer-$(TRAINER_VERSION)/trainer-controller-manager
-EPP                 := $(TOOLS)/gateway-api-inference-extension-$(EPP_VERSION)/epp
-COMPUTE_DOMAIN_CONTROLLER := $(TOOLS)/dra-driver-nvidia-gpu-$(DRA_NVIDIA_VERSION)/compute-domain-controller
-# (-pod: its sidecar listens on a pod network's every interface, a build
-# of an earlier patch set is not reused.)
-LLMD_EPP            := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)-pod/epp
-LLMD_SIDECAR        := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)-pod/pd-sidecar
+MPI_OPERATOR        := $(TOOLS)/mpi-operator-$(MPI_OPERATOR_VERSION)-$(OPERATOR_KEY)/mpi-operator
+TRAINING_OPERATOR   := $(TOOLS)/training-operator-$(TRAINING_OPERATOR_VERSION)-$(OPERATOR_KEY)/training-operator
+VOLCANO_SCHEDULER          := $(TOOLS)/volcano-$(VOLCANO_VERSION)-$(OPERATOR_KEY)/vc-scheduler
+VOLCANO_CONTROLLER_MANAGER := $(TOOLS)/volcano-$(VOLCANO_VERSION)-$(OPERATOR_KEY)/vc-controller-manager
+KUBERAY             := $(TOOLS)/kuberay-$(KUBERAY_VERSION)-$(OPERATOR_KEY)/kuberay-operator
+JOBSET              := $(TOOLS)/jobset-$(JOBSET_VERSION)-$(OPERATOR_KEY)/jobset-controller
+LWS                 := $(TOOLS)/lws-$(LWS_VERSION)-$(OPERATOR_KEY)/lws-controller
+KUEUE               := $(TOOLS)/kueue-$(KUEUE_VERSION)-$(OPERATOR_KEY)/kueue
+TRAINER             := $(TOOLS)/trainer-$(TRAINER_VERSION)-$(OPERATOR_KEY)/trainer-controller-manager
+EPP                 := $(TOOLS)/gateway-api-inference-extension-$(EPP_VERSION)-$(OPERATOR_KEY)/epp
+COMPUTE_DOMAIN_CONTROLLER := $(TOOLS)/dra-driver-nvidia-gpu-$(DRA_NVIDIA_VERSION)-$(OPERATOR_KEY)/compute-domain-controller
+LLMD_EPP            := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)-$(OPERATOR_KEY)/epp
+LLMD_SIDECAR        := $(TOOLS)/llm-d-inference-scheduler-$(LLMD_SCHEDULER_VERSION)-$(OPERATOR_KEY)/pd-sidecar
 SIM_TOOLS := $(K8S_BINS) $(KWOK) $(MPI_OPERATOR) $(TRAINING_OPERATOR) \
 	$(VOLCANO_SCHEDULER) $(VOLCANO_CONTROLLER_MANAGER) $(KUBERAY) \
 	$(JOBSET) $(LWS) $(KUEUE) $(TRAINER) $(EPP) $(COMPUTE_DOMAIN_CONTROLLER) $(LLMD_EPP)
@@ -82,7 +88,7 @@ BIN       := $(CURDIR)/bin/llmrender
 
 export GOTOOLCHAIN = local
 
-.PHONY: all build render test unit e2e lint golden docs bench bench-baseline tools sim-tools host-tools fuzz clean dist
+.PHONY: all build render test unit e2e lint golden docs bench bench-baseline tools tools-unlocked clean-tools sim-tools host-tools fuzz clean dist
 
 all: build
 
@@ -137,7 +143,7 @@ E2E_ENV := LLMRENDER_HELM=$(HELM) LLMRENDER_KUSTOMIZE=$(KUSTOMIZE) LLMRENDER_KPT
 	LLMRENDER_LLMD_EPP=$(LLMD_EPP) LLMRENDER_LLMD_SIDECAR=$(LLMD_SIDECAR) \
 	LLMRENDER_ACTION_VALIDATOR=$(ACTION_VALIDATOR) \
 	LLMRENDER_ARGOCD_CMP=$(ARGOCD_CMP)
-e2e: host-tools $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
+e2e: host-tools tools
 	$(E2E_ENV) $(GO) test -tags e2e -count=1 -timeout 30m ./e2e/...
 	cd e2e/cluster && $(E2E_ENV) $(GO) test -tags e2e -count=1 -parallel 4 -timeout 90m ./...
 
@@ -159,8 +165,8 @@ host-tools:
 $(ACTION_VALIDATOR)/node_modules/@action-validator/core:
 	npm install --prefix $(ACTION_VALIDATOR) --no-save --no-audit --no-fund @action-validator/core@$(ACTION_VALIDATOR_VERSION)
 
-$(ARGOCD_CMP): hack/argocd-cmp/go.mod hack/argocd-cmp/main.go
-	cd hack/argocd-cmp && $(GO) build -o $@ .
+$(ARGOCD_CMP):
+	cd hack/argocd-cmp && $(GO) build -trimpath -o $@ .
 
 # Rewrite golden files from the current output. Review the diff before committing.
 golden:
@@ -193,7 +199,17 @@ bench: build $(HELM) $(KUSTOMIZE)
 bench-baseline:
 	$(MAKE) bench BENCH_GATE=-write-baseline
 
-tools: $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
+# Every tool the tests run, built under a lock on the cache: two clones that
+# start make test at once build each tool once, and never into each other.
+tools:
+	@mkdir -p $(TOOLS)
+	@flock $(TOOLS)/.lock $(MAKE) --no-print-directory tools-unlocked
+
+tools-unlocked: $(HELM) $(KUSTOMIZE) $(KPT) $(ACTION_VALIDATOR)/node_modules/@action-validator/core $(ARGOCD_CMP) sim-tools
+
+# Empty the machine's tool cache (every clone's; the next make test rebuilds).
+clean-tools:
+	rm -rf $(TOOLS)
 
 # Every binary the simulated cluster runs. Each is built once per machine (the
 # operators take several minutes each on two cores) and then only checked for.
@@ -214,7 +230,7 @@ $(KPT):
 		$(TOOLS)/src/kpt-$(KPT_VERSION) $(dir $@) kpt=.
 
 # All five binaries in one go build: they share most of the dependency graph.
-$(K8S_BINS) &: hack/tools/go.mod hack/tools/go.sum $(patsubst $(K8S_TOOLS)/%,hack/tools/%/main.go,$(K8S_BINS))
+$(K8S_BINS) &:
 	@mkdir -p $(K8S_TOOLS)
 	cd hack/tools && $(GO) build -trimpath -ldflags "$(K8S_LDFLAGS)" -o $(K8S_TOOLS)/ \
 		./kube-apiserver ./etcd ./kube-scheduler ./kube-controller-manager ./kubectl
@@ -320,13 +336,13 @@ VERSION  ?= $(shell git describe --tags --match 'v[0-9]*' --abbrev=12 --dirty 2>
 # the SBOM names it with its binary's hashes.
 CYCLONEDX_GOMOD_VERSION := v1.10.0
 CYCLONEDX_GOMOD := $(TOOLS)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
-DIST_TOOL := $(TOOLS)/llmrender-dist/llmrender-dist
+DIST_TOOL := $(TOOLS)/llmrender-dist-$(call inputs_key,hack/dist/go.mod hack/dist/go.sum $(sort $(wildcard hack/dist/*.go)))/llmrender-dist
 
 dist: $(DIST_TOOL) $(CYCLONEDX_GOMOD)
 	$(DIST_TOOL) build -src $(DIST_SRC) -out $(DIST) -version '$(VERSION)' -commit '$(COMMIT)' \
 		-epoch '$(SOURCE_DATE_EPOCH)' -cyclonedx-gomod $(CYCLONEDX_GOMOD) -go $(GO)
 
-$(DIST_TOOL): hack/dist/go.mod hack/dist/go.sum $(wildcard hack/dist/*.go)
+$(DIST_TOOL):
 	cd hack/dist && $(GO) build -o $@ .
 
 $(CYCLONEDX_GOMOD):

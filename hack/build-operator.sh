@@ -8,12 +8,12 @@
 #
 # The patches make every listener bind 127.0.0.1 or not exist at all. Each one
 # must find its target text exactly once, or the build fails: a new version
-# cannot silently skip a patch. Patches are not a prerequisite in the
-# Makefile: after changing one, delete OUTDIR to rebuild.
+# cannot silently skip a patch. The Makefile names OUTDIR after a hash of
+# this script, so that any change to it builds every tool it makes again.
 #
 # usage: hack/build-operator.sh MODULE VERSION SRC OUTDIR NAME=PACKAGE...
-#   e.g. hack/build-operator.sh volcano.sh/volcano v1.10.0 .tools/src/volcano-v1.10.0 \
-#          .tools/volcano-v1.10.0 vc-scheduler=./cmd/scheduler vc-controller-manager=./cmd/controller-manager
+#   e.g. hack/build-operator.sh volcano.sh/volcano v1.10.0 "$TOOLS/src/volcano-v1.10.0" \
+#          "$TOOLS/volcano-v1.10.0-KEY" vc-scheduler=./cmd/scheduler vc-controller-manager=./cmd/controller-manager
 set -euo pipefail
 
 fail() {

@@ -25,7 +25,8 @@ import (
 	"k8s.io/client-go/restmapper"
 )
 
-// Tools are the binaries a cluster runs, built by the Makefile into .tools/.
+// Tools are the binaries a cluster runs, built by the Makefile into the
+// machine's tool cache (make tools).
 type Tools struct {
 	Etcd, APIServer, Scheduler, ControllerManager string
 	Kubectl                                       string

@@ -42,8 +42,14 @@ func describeMachine(c config) []string {
 		return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	}
 	tool := func(path string, argv ...string) string {
+		// Inside the checkout, or in the tool cache under the home folder:
+		// either way the same words on every machine.
 		if rel, err := filepath.Rel(mustGetwd(), path); err == nil && !strings.HasPrefix(rel, "..") {
 			path = rel
+		} else if home, err := os.UserHomeDir(); err == nil {
+			if rel, err := filepath.Rel(home, path); err == nil && !strings.HasPrefix(rel, "..") {
+				path = "~/" + rel
+			}
 		}
 		return fmt.Sprintf("`%s` (%s)", path, version(argv...))
 	}
