@@ -8,6 +8,9 @@ GO        ?= go
 # different commits never run each other's builds.
 TOOLS     ?= $(or $(XDG_CACHE_HOME),$(if $(HOME),$(HOME)/.cache,$(CURDIR)/.cache))/llmrender/tools
 inputs_key = $(shell cat $(1) | sha256sum | cut -c1-10)
+# The files a build of one of this repository's own modules (hack/tools,
+# hack/argocd-cmp, hack/dist) reads.
+module_files = $(1)/go.mod $(1)/go.sum $(sort $(wildcard $(1)/*.go $(1)/*/*.go))
 OPERATOR_KEY := $(call inputs_key,hack/build-operator.sh hack/smoke.sh)
 HELM_VERSION      := v3.22.0
 KUSTOMIZE_VERSION := v5.8.2
@@ -26,7 +29,7 @@ KPT         := $(TOOLS)/kpt-$(KPT_VERSION)-$(OPERATOR_KEY)/kpt
 # kube-apiserver, etcd, kube-scheduler and kube-controller-manager, built by
 # hack/tools (its own module, pinned there).
 K8S_VERSION := v1.36.3
-K8S_KEY     := $(call inputs_key,hack/tools/go.mod hack/tools/go.sum $(sort $(wildcard hack/tools/*/main.go)) hack/smoke.sh)
+K8S_KEY     := $(call inputs_key,$(call module_files,hack/tools) hack/smoke.sh)
 K8S_TOOLS   := $(TOOLS)/k8s-$(K8S_VERSION)-$(K8S_KEY)
 KUBE_APISERVER := $(K8S_TOOLS)/kube-apiserver
 ETCD        := $(K8S_TOOLS)/etcd
@@ -47,7 +50,7 @@ ACTION_VALIDATOR := $(TOOLS)/action-validator-$(ACTION_VALIDATOR_VERSION)
 # Argo CD's CMP server and repo-server stream code, run in one process
 # (hack/argocd-cmp, its own module) against argocd/plugin.yaml.
 ARGOCD_VERSION := v3.5.7
-ARGOCD_CMP     := $(TOOLS)/argocd-cmp-$(ARGOCD_VERSION)-$(call inputs_key,hack/argocd-cmp/go.mod hack/argocd-cmp/go.sum hack/argocd-cmp/main.go)/argocd-cmp
+ARGOCD_CMP     := $(TOOLS)/argocd-cmp-$(ARGOCD_VERSION)-$(call inputs_key,$(call module_files,hack/argocd-cmp))/argocd-cmp
 KWOK_VERSION              := v0.8.0
 MPI_OPERATOR_VERSION      := v0.8.0
 TRAINING_OPERATOR_VERSION := v1.9.2
@@ -336,7 +339,7 @@ VERSION  ?= $(shell git describe --tags --match 'v[0-9]*' --abbrev=12 --dirty 2>
 # the SBOM names it with its binary's hashes.
 CYCLONEDX_GOMOD_VERSION := v1.10.0
 CYCLONEDX_GOMOD := $(TOOLS)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
-DIST_TOOL := $(TOOLS)/llmrender-dist-$(call inputs_key,hack/dist/go.mod hack/dist/go.sum $(sort $(wildcard hack/dist/*.go)))/llmrender-dist
+DIST_TOOL := $(TOOLS)/llmrender-dist-$(call inputs_key,$(call module_files,hack/dist))/llmrender-dist
 
 dist: $(DIST_TOOL) $(CYCLONEDX_GOMOD)
 	$(DIST_TOOL) build -src $(DIST_SRC) -out $(DIST) -version '$(VERSION)' -commit '$(COMMIT)' \
